@@ -1,0 +1,96 @@
+// Graph: one training step as a list of aten-level nodes in execution order,
+// like a torch.fx graph from AOT autograd's joint forward+backward trace.
+//
+// Placeholders come first and are tagged param / buffer / input / tangent.
+// Graph outputs are tagged loss or gradient (of a named param placeholder).
+// A node with several outputs is consumed only through getitem nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/attr.h"
+#include "ir/expected.h"
+#include "ir/op_def.h"
+#include "ir/tensor_meta.h"
+
+namespace autopar {
+
+using NodeId = int32_t;
+inline constexpr NodeId kNoNode = -1;
+
+enum class PlaceholderKind : uint8_t { kNone, kParam, kBuffer, kInput, kTangent };
+enum class OutputKind : uint8_t { kLoss, kGradient };
+
+std::string_view placeholder_kind_name(PlaceholderKind kind);  // "param", ...
+std::optional<PlaceholderKind> parse_placeholder_kind(std::string_view name);
+std::string_view output_kind_name(OutputKind kind);  // "loss", "grad"
+std::optional<OutputKind> parse_output_kind(std::string_view name);
+
+struct Node {
+  std::string name;  // unique, FX style: "mm", "mm_1", "view_as_complex_3"
+  OpId op = OpId::kPlaceholder;
+  std::vector<NodeId> inputs;
+  Attrs attrs;
+  std::vector<TensorMeta> outputs;
+  PlaceholderKind kind = PlaceholderKind::kNone;  // placeholders only
+  std::string target;  // placeholders: source name, e.g. "layers.0.attention.wq.weight"
+  std::string scope;   // module path, e.g. "layers.3.attention"; "" at top level
+
+  const TensorMeta& meta() const { return outputs.front(); }
+  bool is_placeholder() const { return op == OpId::kPlaceholder; }
+};
+
+struct GraphOutput {
+  NodeId node = kNoNode;
+  OutputKind kind = OutputKind::kLoss;
+  NodeId param = kNoNode;  // for gradients: the param placeholder it belongs to
+};
+
+class Graph {
+ public:
+  std::string name;
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
+  const std::vector<GraphOutput>& outputs() const { return outputs_; }
+
+  std::optional<NodeId> find(std::string_view name) const;
+
+  // Appends a node as given (outputs included), renaming nothing. Fails if the
+  // name is taken. Used by readers; run verify() afterwards.
+  Expected<NodeId> append(Node node);
+
+  // Appends a node with a fresh FX-style name derived from the op (or from
+  // name_hint) and outputs inferred by the op table.
+  Expected<NodeId> add(OpId op, std::vector<NodeId> inputs, Attrs attrs = {},
+                       std::string_view scope = "", std::string_view name_hint = "");
+  NodeId add_placeholder(std::string_view name, PlaceholderKind kind, TensorMeta meta,
+                         std::string_view target = "", std::string_view scope = "");
+  void add_output(GraphOutput output) { outputs_.push_back(output); }
+
+  // Users of each node, in execution order.
+  std::vector<std::vector<NodeId>> users() const;
+
+  // FX-style unique name: base, base_1, base_2, ...
+  std::string fresh_name(std::string_view base);
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<GraphOutput> outputs_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  std::unordered_map<std::string, int> name_counts_;
+};
+
+// "aten.mm.default" -> "mm", "aten._unsafe_view.default" -> "_unsafe_view".
+std::string default_node_base_name(OpId op);
+
+// Parameter counts and bytes, for summaries.
+int64_t param_count(const Graph& graph);
+
+}  // namespace autopar

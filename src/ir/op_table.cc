@@ -1,0 +1,168 @@
+// The op table. One entry per OpId, in enum order; the static_asserts below make
+// a missing entry, a missing rule or a missing cost a compile error.
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "ir/op_def.h"
+#include "ir/ops/rules.h"
+
+namespace autopar {
+namespace {
+
+using namespace rules;
+using T = AttrType;
+
+constexpr std::span<const AttrSpec> none() { return {}; }
+
+constexpr AttrSpec kGetItemAttrs[] = {{"index", T::kInt}};
+constexpr AttrSpec kAddmmAttrs[] = {{"beta", T::kScalar, false}, {"alpha", T::kScalar, false}};
+constexpr AttrSpec kExpandAttrs[] = {{"size", T::kInts}};
+constexpr AttrSpec kTransposeAttrs[] = {{"dim0", T::kInt}, {"dim1", T::kInt}};
+constexpr AttrSpec kViewAttrs[] = {{"size", T::kInts}};
+constexpr AttrSpec kUnsqueezeAttrs[] = {{"dim", T::kInt}};
+constexpr AttrSpec kScalarOtherAttrs[] = {{"other", T::kScalar}};
+constexpr AttrSpec kAddScalarAttrs[] = {{"other", T::kScalar}, {"alpha", T::kScalar, false}};
+constexpr AttrSpec kAddTensorAttrs[] = {{"alpha", T::kScalar, false}};
+constexpr AttrSpec kPowAttrs[] = {{"exponent", T::kScalar}};
+constexpr AttrSpec kThresholdAttrs[] = {{"threshold", T::kScalar}};
+constexpr AttrSpec kToCopyAttrs[] = {{"dtype", T::kDType, false}};
+constexpr AttrSpec kReduceAttrs[] = {{"dim", T::kInts}, {"keepdim", T::kBool, false}};
+constexpr AttrSpec kEmbeddingAttrs[] = {{"padding_idx", T::kInt, false}};
+constexpr AttrSpec kEmbeddingBackwardAttrs[] = {{"num_weights", T::kInt},
+                                           {"padding_idx", T::kInt, false},
+                                           {"scale_grad_by_freq", T::kBool, false}};
+constexpr AttrSpec kLogSoftmaxAttrs[] = {{"dim", T::kInt}, {"half_to_float", T::kBool, false}};
+constexpr AttrSpec kLogSoftmaxBackwardAttrs[] = {{"dim", T::kInt}, {"input_dtype", T::kDType}};
+constexpr AttrSpec kNllLossAttrs[] = {{"reduction", T::kInt}, {"ignore_index", T::kInt}};
+constexpr AttrSpec kSdpaAttrs[] = {{"dropout_p", T::kScalar, false},
+                              {"is_causal", T::kBool},
+                              {"scale", T::kScalar, false}};
+
+constexpr Traits kPw = kPointwise;
+constexpr Traits kBw = kBackward;
+
+// clang-format off
+constexpr std::array<OpDef, kOpCount> kOps = {{
+  {OpId::kPlaceholder, "placeholder", 0, 0, none(), kStructural, placeholder_shape, zero_cost, zero_cost},
+  {OpId::kGetItem, "getitem", 1, 1, kGetItemAttrs, kStructural, getitem_shape, zero_cost, zero_cost},
+  {OpId::kAddmm, "aten.addmm.default", 3, 3, kAddmmAttrs, kMatmul, addmm_shape, addmm_flops, sum_bytes},
+  {OpId::kBmm, "aten.bmm.default", 2, 2, none(), kMatmul, bmm_shape, bmm_flops, sum_bytes},
+  {OpId::kMm, "aten.mm.default", 2, 2, none(), kMatmul, mm_shape, mm_flops, sum_bytes},
+  {OpId::kClone, "aten.clone.default", 1, 1, none(), kPw, clone_shape, zero_cost, clone_bytes},
+  {OpId::kExpand, "aten.expand.default", 1, 1, kExpandAttrs, kView, expand_shape, zero_cost, zero_cost},
+  {OpId::kT, "aten.t.default", 1, 1, none(), kView, t_shape, zero_cost, zero_cost},
+  {OpId::kTranspose, "aten.transpose.int", 1, 1, kTransposeAttrs, kView, transpose_shape, zero_cost, zero_cost},
+  {OpId::kUnsafeView, "aten._unsafe_view.default", 1, 1, kViewAttrs, kView, view_shape, zero_cost, zero_cost},
+  {OpId::kUnsqueeze, "aten.unsqueeze.default", 1, 1, kUnsqueezeAttrs, kView, unsqueeze_shape, zero_cost, zero_cost},
+  {OpId::kView, "aten.view.default", 1, 1, kViewAttrs, kView, view_shape, zero_cost, zero_cost},
+  {OpId::kConj, "aten._conj.default", 1, 1, none(), kView | kComplex, conj_shape, zero_cost, zero_cost},
+  {OpId::kViewAsComplex, "aten.view_as_complex.default", 1, 1, none(), kView | kComplex, view_as_complex_shape, zero_cost, zero_cost},
+  {OpId::kViewAsReal, "aten.view_as_real.default", 1, 1, none(), kView | kComplex, view_as_real_shape, zero_cost, zero_cost},
+  {OpId::kAddScalar, "aten.add.Scalar", 1, 1, kAddScalarAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kAddTensor, "aten.add.Tensor", 2, 2, kAddTensorAttrs, kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
+  {OpId::kDivScalar, "aten.div.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kMulScalar, "aten.mul.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kMulTensor, "aten.mul.Tensor", 2, 2, none(), kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
+  {OpId::kPowTensorScalar, "aten.pow.Tensor_Scalar", 1, 1, kPowAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kRelu, "aten.relu.default", 1, 1, none(), kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kRsqrt, "aten.rsqrt.default", 1, 1, none(), kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kSilu, "aten.silu.default", 1, 1, none(), kPw, unary_shape, silu_flops, sum_bytes},
+  {OpId::kSiluBackward, "aten.silu_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, silu_flops, sum_bytes},
+  {OpId::kThresholdBackward, "aten.threshold_backward.default", 2, 2, kThresholdAttrs, kPw | kBw, grad_and_input_shape, pointwise_flops, sum_bytes},
+  {OpId::kToCopy, "aten._to_copy.default", 1, 1, kToCopyAttrs, kPw, to_copy_shape, pointwise_flops, sum_bytes},
+  {OpId::kMeanDim, "aten.mean.dim", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
+  {OpId::kSumDimIntList, "aten.sum.dim_IntList", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
+  {OpId::kEmbedding, "aten.embedding.default", 2, 2, kEmbeddingAttrs, kTraitNone, embedding_shape, embedding_flops, embedding_bytes},
+  {OpId::kEmbeddingDenseBackward, "aten.embedding_dense_backward.default", 2, 2, kEmbeddingBackwardAttrs, kBw, embedding_dense_backward_shape, embedding_dense_backward_flops, sum_bytes},
+  {OpId::kLogSoftmax, "aten._log_softmax.default", 1, 1, kLogSoftmaxAttrs, kReduction, log_softmax_shape, log_softmax_flops, sum_bytes},
+  {OpId::kLogSoftmaxBackwardData, "aten._log_softmax_backward_data.default", 2, 2, kLogSoftmaxBackwardAttrs, kReduction | kBw, log_softmax_backward_shape, log_softmax_flops, sum_bytes},
+  {OpId::kNllLossBackward, "aten.nll_loss_backward.default", 4, 4, kNllLossAttrs, kBw, nll_loss_backward_shape, nll_loss_flops, sum_bytes},
+  {OpId::kNllLossForward, "aten.nll_loss_forward.default", 2, 2, kNllLossAttrs, kReduction, nll_loss_forward_shape, nll_loss_flops, sum_bytes},
+  {OpId::kSdpaFlashCpu, "aten._scaled_dot_product_flash_attention_for_cpu.default", 3, 3, kSdpaAttrs, kMatmul, sdpa_shape, sdpa_flops, sdpa_bytes},
+  {OpId::kSdpaFlashCpuBackward, "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", 6, 6, kSdpaAttrs, kMatmul | kBw, sdpa_backward_shape, sdpa_backward_flops, sdpa_bytes},
+}};
+// clang-format on
+
+constexpr bool table_is_complete() {
+  for (int i = 0; i < kOpCount; ++i) {
+    const OpDef& def = kOps[static_cast<size_t>(i)];
+    if (static_cast<int>(def.id) != i) return false;
+    if (def.name.empty() || def.shape == nullptr || def.flops == nullptr || def.bytes == nullptr) {
+      return false;
+    }
+    if (def.min_inputs > def.max_inputs) return false;
+  }
+  return true;
+}
+static_assert(table_is_complete(),
+              "every OpId needs one entry, in enum order, with a shape rule, FLOPs and bytes");
+
+Status check_attrs(const OpDef& def, const Attrs& attrs) {
+  for (const Attr& attr : attrs.items()) {
+    auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),
+                             [&](const AttrSpec& s) { return s.name == attr.name; });
+    if (spec == def.attrs.end()) {
+      std::string known;
+      for (const AttrSpec& s : def.attrs) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      return make_error("{} has no attribute '{}' (it takes: {})", def.name, attr.name,
+                        known.empty() ? "none" : known);
+    }
+    if (!attr_matches(attr.value, spec->type)) {
+      return make_error("{} attribute '{}' must be {}, got {}", def.name, attr.name,
+                        attr_type_name(spec->type), attr_value_to_string(attr.value));
+    }
+  }
+  for (const AttrSpec& spec : def.attrs) {
+    if (spec.required && !attrs.has(spec.name)) {
+      return make_error("{} needs attribute '{}' ({})", def.name, spec.name,
+                        attr_type_name(spec.type));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+const OpDef& op_def(OpId id) { return kOps[static_cast<size_t>(id)]; }
+
+std::span<const OpDef> all_ops() { return kOps; }
+
+std::optional<OpId> find_op(std::string_view name) {
+  for (const OpDef& def : kOps) {
+    if (def.name == name) return def.id;
+  }
+  return std::nullopt;
+}
+
+Expected<std::vector<TensorMeta>> infer_outputs(OpId id, const OpCall& call) {
+  const OpDef& def = op_def(id);
+  if (call.num_inputs() < def.min_inputs || call.num_inputs() > def.max_inputs) {
+    if (def.min_inputs == def.max_inputs) {
+      return make_error("{} takes {} tensor inputs, got {}", def.name, def.min_inputs,
+                        call.num_inputs());
+    }
+    return make_error("{} takes {} to {} tensor inputs, got {}", def.name, def.min_inputs,
+                      def.max_inputs, call.num_inputs());
+  }
+  if (Status s = check_attrs(def, call.attrs); !s) return s.error();
+  if (id != OpId::kGetItem) {
+    for (int i = 0; i < call.num_inputs(); ++i) {
+      if (call.input_outputs[static_cast<size_t>(i)]->size() != 1) {
+        return make_error("{} input {} has {} outputs; select one with getitem", def.name, i,
+                          call.input_outputs[static_cast<size_t>(i)]->size());
+      }
+    }
+  }
+  Expected<std::vector<TensorMeta>> outputs = def.shape(call);
+  if (!outputs) return make_error("{}: {}", def.name, outputs.error().message);
+  return outputs;
+}
+
+double sum_bytes(const OpCall& call, std::span<const TensorMeta> outputs) {
+  return rules::in_bytes(call) + rules::out_bytes(outputs);
+}
+
+double zero_cost(const OpCall&, std::span<const TensorMeta>) { return 0; }
+
+}  // namespace autopar

@@ -1,0 +1,83 @@
+// Shape, FLOP and byte rules of every op family, referenced by the op table
+// (op_table.cc). One family per file in this folder. Rules receive calls whose
+// arity and attribute types have already been checked against the schema.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "ir/op_def.h"
+
+namespace autopar::rules {
+
+using Outputs = Expected<std::vector<TensorMeta>>;
+using Metas = std::span<const TensorMeta>;
+
+// Helpers shared by families (rule_helpers.cc).
+Outputs one(TensorMeta meta);
+Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+Status require_same_dtype(const TensorMeta& a, const TensorMeta& b, std::string_view what);
+Status require_rank(const TensorMeta& t, int64_t rank, std::string_view what);
+double out_numel(Metas outputs);  // sum over outputs
+double in_bytes(const OpCall& call);
+double out_bytes(Metas outputs);
+
+// structural.cc
+Outputs placeholder_shape(const OpCall& call);
+Outputs getitem_shape(const OpCall& call);
+
+// matmul.cc
+Outputs addmm_shape(const OpCall& call);
+Outputs bmm_shape(const OpCall& call);
+Outputs mm_shape(const OpCall& call);
+double addmm_flops(const OpCall& call, Metas outputs);
+double bmm_flops(const OpCall& call, Metas outputs);
+double mm_flops(const OpCall& call, Metas outputs);
+
+// views.cc
+Outputs clone_shape(const OpCall& call);
+Outputs expand_shape(const OpCall& call);
+Outputs t_shape(const OpCall& call);
+Outputs transpose_shape(const OpCall& call);
+Outputs unsqueeze_shape(const OpCall& call);
+Outputs view_shape(const OpCall& call);
+double clone_bytes(const OpCall& call, Metas outputs);
+
+// complex.cc
+Outputs conj_shape(const OpCall& call);
+Outputs view_as_complex_shape(const OpCall& call);
+Outputs view_as_real_shape(const OpCall& call);
+
+// pointwise.cc
+Outputs binary_broadcast_shape(const OpCall& call);
+Outputs unary_shape(const OpCall& call);
+Outputs grad_and_input_shape(const OpCall& call);  // silu_backward, threshold_backward
+Outputs to_copy_shape(const OpCall& call);
+double pointwise_flops(const OpCall& call, Metas outputs);
+double silu_flops(const OpCall& call, Metas outputs);
+
+// reduction.cc
+Outputs reduce_dims_shape(const OpCall& call);
+double reduction_flops(const OpCall& call, Metas outputs);
+
+// nn.cc
+Outputs embedding_shape(const OpCall& call);
+Outputs embedding_dense_backward_shape(const OpCall& call);
+Outputs log_softmax_shape(const OpCall& call);
+Outputs log_softmax_backward_shape(const OpCall& call);
+Outputs nll_loss_forward_shape(const OpCall& call);
+Outputs nll_loss_backward_shape(const OpCall& call);
+double embedding_flops(const OpCall& call, Metas outputs);
+double embedding_bytes(const OpCall& call, Metas outputs);
+double embedding_dense_backward_flops(const OpCall& call, Metas outputs);
+double log_softmax_flops(const OpCall& call, Metas outputs);
+double nll_loss_flops(const OpCall& call, Metas outputs);
+
+// attention.cc
+Outputs sdpa_shape(const OpCall& call);
+Outputs sdpa_backward_shape(const OpCall& call);
+double sdpa_flops(const OpCall& call, Metas outputs);
+double sdpa_backward_flops(const OpCall& call, Metas outputs);
+double sdpa_bytes(const OpCall& call, Metas outputs);
+
+}  // namespace autopar::rules
