@@ -1,0 +1,108 @@
+#include "memory/liveness.h"
+
+#include <algorithm>
+#include <queue>
+#include <utility>
+
+namespace autopar {
+namespace {
+
+bool aliases_input(const Node& node) {
+  return node.op == OpId::kGetItem || op_def(node.op).has(kView);
+}
+
+StorageRole role_of(const Node& node) {
+  if (!node.is_placeholder()) return StorageRole::kActivation;
+  switch (node.kind) {
+    case PlaceholderKind::kParam: return StorageRole::kParam;
+    case PlaceholderKind::kBuffer: return StorageRole::kBuffer;
+    default: return StorageRole::kActivation;
+  }
+}
+
+}  // namespace
+
+Liveness analyze_liveness(const Graph& graph) {
+  const auto n = static_cast<size_t>(graph.size());
+  Liveness live;
+  live.storage_root.resize(n);
+  live.start.assign(n, -1);
+  live.end.assign(n, -1);
+  live.role.assign(n, StorageRole::kActivation);
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    auto i = static_cast<size_t>(id);
+    if (aliases_input(node) && !node.inputs.empty()) {
+      live.storage_root[i] = live.storage_root[static_cast<size_t>(node.inputs[0])];
+      continue;
+    }
+    live.storage_root[i] = id;
+    live.start[i] = node.is_placeholder() ? 0 : id;
+    live.end[i] = live.start[i];
+    live.role[i] = role_of(node);
+  }
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    for (NodeId input : graph.node(id).inputs) {
+      auto root = static_cast<size_t>(live.storage_root[static_cast<size_t>(input)]);
+      live.end[root] = std::max(live.end[root], id);
+    }
+  }
+  const int32_t last = graph.size() - 1;
+  for (const GraphOutput& out : graph.outputs()) {
+    auto root = static_cast<size_t>(live.storage_root[static_cast<size_t>(out.node)]);
+    live.end[root] = last;
+    if (out.kind == OutputKind::kGradient) live.role[root] = StorageRole::kGradient;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (live.storage_root[i] != static_cast<NodeId>(i)) continue;
+    if (live.role[i] == StorageRole::kParam || live.role[i] == StorageRole::kBuffer) {
+      live.end[i] = last;  // resident for the whole step
+    }
+  }
+  return live;
+}
+
+std::vector<int32_t> peak_candidate_points(const Liveness& live) {
+  const auto n = static_cast<int32_t>(live.start.size());
+  // max_start[t]: latest allocation among storages live at t. A candidate t is
+  // dominated by the previous candidate p when p >= max_start[t]: everything
+  // live at t was then already live at p (all of it ends at or after t > p).
+  std::vector<bool> is_end(static_cast<size_t>(n), false);
+  for (int32_t i = 0; i < n; ++i) {
+    if (live.end[static_cast<size_t>(i)] >= 0) is_end[static_cast<size_t>(live.end[static_cast<size_t>(i)])] = true;
+  }
+  std::vector<std::vector<int32_t>> starting(static_cast<size_t>(n));
+  for (int32_t s = 0; s < n; ++s) {
+    if (live.start[static_cast<size_t>(s)] >= 0) {
+      starting[static_cast<size_t>(live.start[static_cast<size_t>(s)])].push_back(s);
+    }
+  }
+  // Max-heap of (start, storage) over storages allocated so far; entries that
+  // have died are dropped lazily when they reach the top.
+  std::priority_queue<std::pair<int32_t, int32_t>> allocated;
+  std::vector<int32_t> points;
+  int32_t previous = -1;
+  for (int32_t t = 0; t < n; ++t) {
+    for (int32_t s : starting[static_cast<size_t>(t)]) allocated.emplace(t, s);
+    while (!allocated.empty() && live.end[static_cast<size_t>(allocated.top().second)] < t) {
+      allocated.pop();
+    }
+    if (!is_end[static_cast<size_t>(t)]) continue;
+    int32_t max_start = allocated.empty() ? -1 : allocated.top().first;
+    if (previous < 0 || previous < max_start) points.push_back(t);
+    previous = t;
+  }
+  return points;
+}
+
+std::vector<NodeId> live_at(const Liveness& live, int32_t t, StorageRole role) {
+  std::vector<NodeId> out;
+  for (size_t s = 0; s < live.start.size(); ++s) {
+    if (live.start[s] >= 0 && live.start[s] <= t && live.end[s] >= t && live.role[s] == role) {
+      out.push_back(static_cast<NodeId>(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace autopar
