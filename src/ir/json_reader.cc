@@ -1,0 +1,461 @@
+// JSON graph reader. It checks structure and names (with the JSON path in every
+// message), builds Nodes and appends them, then runs verify() for everything the
+// op table can derive (shapes, dtypes, getitem use, loss and gradient metas).
+// No exception leaves this file: nlohmann is used through its non-throwing
+// accessors, and parse errors are caught and turned into messages.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ir/json_io.h"
+#include "ir/json_io_internal.h"
+#include "ir/verifier.h"
+
+namespace autopar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// "number 5", "string \"f33\"", "array [1,2]" (long values cut).
+std::string describe(const Json& value) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return fmt::format("{} {}", value.type_name(), text);
+}
+
+std::optional<int64_t> as_int64(const Json& value) {
+  if (value.is_number_unsigned()) {
+    auto u = value.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return std::nullopt;
+}
+
+const Json* field(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+template <size_t N>
+std::string join(const std::array<std::string_view, N>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// Where an error is: a JSON path and, once known, the node's name.
+struct Where {
+  std::string path;
+  std::string node;
+
+  Where at(std::string_view suffix) const { return {path + std::string(suffix), node}; }
+  template <typename... Args>
+  Error error(fmt::format_string<Args...> format, Args&&... args) const {
+    std::string prefix = node.empty() ? path : fmt::format("{} (node '{}')", path, node);
+    return Error{prefix + ": " + fmt::format(format, std::forward<Args>(args)...)};
+  }
+};
+
+Status check_keys(const Json& object, const Where& where, std::span<const std::string_view> known) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return where.error("unknown field '{}' (known: {})", key, fmt::join(known, ", "));
+    }
+  }
+  return ok_status();
+}
+
+Expected<const Json*> require(const Json& object, const char* key, const Where& where) {
+  const Json* value = field(object, key);
+  if (value == nullptr) return where.error("missing field '{}'", key);
+  return value;
+}
+
+Expected<std::string> read_string(const Json& value, const Where& where) {
+  if (!value.is_string()) return where.error("expected a string, got {}", describe(value));
+  return value.get<std::string>();
+}
+
+Expected<DType> read_dtype(const Json& value, const Where& where) {
+  Expected<std::string> name = read_string(value, where);
+  if (!name) return name.error();
+  if (std::optional<DType> dtype = parse_dtype(*name)) return *dtype;
+  std::string known;
+  for (int i = 0; i < kDTypeCount; ++i) {
+    known += (i > 0 ? ", " : "") + std::string(dtype_name(static_cast<DType>(i)));
+  }
+  return where.error("unknown dtype '{}' (known: {})", *name, known);
+}
+
+Expected<std::vector<int64_t>> read_ints(const Json& value, const Where& where, bool non_negative) {
+  if (!value.is_array()) return where.error("expected an array of ints, got {}", describe(value));
+  std::vector<int64_t> ints;
+  ints.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::optional<int64_t> v = as_int64(value[i]);
+    if (!v) return where.at(fmt::format("[{}]", i)).error("expected an int, got {}", describe(value[i]));
+    if (non_negative && *v < 0) {
+      return where.at(fmt::format("[{}]", i)).error("a dimension must be >= 0, got {}", *v);
+    }
+    ints.push_back(*v);
+  }
+  return ints;
+}
+
+Expected<TensorMeta> read_meta(const Json& value, const Where& where) {
+  if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
+  static constexpr std::array<std::string_view, 2> kKeys = {"shape", "dtype"};
+  if (Status s = check_keys(value, where, kKeys); !s) return s.error();
+  Expected<const Json*> shape = require(value, "shape", where);
+  if (!shape) return shape.error();
+  Expected<const Json*> dtype = require(value, "dtype", where);
+  if (!dtype) return dtype.error();
+  Expected<std::vector<int64_t>> dims = read_ints(**shape, where.at(".shape"), /*non_negative=*/true);
+  if (!dims) return dims.error();
+  Expected<DType> type = read_dtype(**dtype, where.at(".dtype"));
+  if (!type) return type.error();
+  return TensorMeta{std::move(*dims), *type};
+}
+
+Expected<double> read_special_double(const Json& value) {
+  std::string text = value.get<std::string>();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  return Error{};
+}
+
+// One attribute value, converted by the type its schema declares.
+Expected<AttrValue> read_attr_value(const Json& value, AttrType type, const Where& where) {
+  switch (type) {
+    case AttrType::kInt:
+      if (std::optional<int64_t> v = as_int64(value)) return AttrValue(*v);
+      break;
+    case AttrType::kScalar:
+      if (std::optional<int64_t> v = as_int64(value)) return AttrValue(*v);
+      if (value.is_number_float()) return AttrValue(value.get<double>());
+      if (value.is_string()) {
+        if (Expected<double> d = read_special_double(value)) return AttrValue(*d);
+      }
+      break;
+    case AttrType::kBool:
+      if (value.is_boolean()) return AttrValue(value.get<bool>());
+      break;
+    case AttrType::kInts: {
+      if (!value.is_array()) break;
+      Expected<std::vector<int64_t>> ints = read_ints(value, where, /*non_negative=*/false);
+      if (!ints) return ints.error();
+      return AttrValue(std::move(*ints));
+    }
+    case AttrType::kDType: {
+      if (!value.is_string()) break;
+      Expected<DType> dtype = read_dtype(value, where);
+      if (!dtype) return dtype.error();
+      return AttrValue(*dtype);
+    }
+  }
+  std::string_view hint = type == AttrType::kScalar ? " (int, float, \"inf\", \"-inf\" or \"nan\")" : "";
+  return where.error("expected {}{}, got {}", attr_type_name(type), hint, describe(value));
+}
+
+std::string schema_names(const OpDef& def) {
+  std::string names;
+  for (const AttrSpec& spec : def.attrs) names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  return names.empty() ? "none" : names;
+}
+
+// Attributes are stored in schema order whatever order the file uses.
+Expected<Attrs> read_attrs(const Json* value, const OpDef& def, const Where& where) {
+  Attrs attrs;
+  if (value != nullptr && !value->is_object()) {
+    return where.error("expected an object, got {}", describe(*value));
+  }
+  if (value != nullptr) {
+    for (const auto& [key, v] : value->items()) {
+      auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),
+                               [&](const AttrSpec& s) { return s.name == key; });
+      if (spec == def.attrs.end()) {
+        return where.at("." + key).error("{} has no attribute '{}' (it takes: {})", def.name,
+                                         key, schema_names(def));
+      }
+    }
+  }
+  for (const AttrSpec& spec : def.attrs) {
+    const Json* v = value == nullptr ? nullptr : field(*value, std::string(spec.name).c_str());
+    if (v == nullptr) {
+      if (!spec.required) continue;
+      return where.error("{} needs attribute '{}' ({})", def.name, spec.name,
+                         attr_type_name(spec.type));
+    }
+    Expected<AttrValue> attr = read_attr_value(*v, spec.type, where.at("." + std::string(spec.name)));
+    if (!attr) return attr.error();
+    attrs.set(spec.name, std::move(*attr));
+  }
+  return attrs;
+}
+
+class Reader {
+ public:
+  explicit Reader(const Json& nodes) : nodes_json_(nodes) {}
+  Status read_node(size_t index);
+  Status read_output(const Json& value, size_t index);
+  Graph take() { return std::move(graph_); }
+  Graph& graph() { return graph_; }
+
+ private:
+  Status read_identity(const Json& value, Node& node, Where& where);
+  Status read_inputs(const Json* value, const OpDef& def, Node& node, const Where& where);
+  Status read_outputs(const Json& value, Node& node, const Where& where);
+  Expected<NodeId> lookup(const Json& value, const Where& where, std::string_view role);
+  std::string later_definition(const std::string& name, size_t after) const;
+
+  const Json& nodes_json_;
+  Graph graph_;
+};
+
+// name, op, kind, target, scope. Sets where.node once the name is known.
+Status Reader::read_identity(const Json& value, Node& node, Where& where) {
+  Expected<const Json*> name = require(value, "name", where);
+  if (!name) return name.error();
+  Expected<std::string> name_text = read_string(**name, where.at(".name"));
+  if (!name_text) return name_text.error();
+  if (name_text->empty()) return where.at(".name").error("a node name must not be empty");
+  if (std::optional<NodeId> previous = graph_.find(*name_text)) {
+    return where.at(".name").error("'{}' is already the name of nodes[{}]", *name_text, *previous);
+  }
+  node.name = std::move(*name_text);
+  where.node = node.name;
+  Expected<const Json*> op = require(value, "op", where);
+  if (!op) return op.error();
+  Expected<std::string> op_text = read_string(**op, where.at(".op"));
+  if (!op_text) return op_text.error();
+  std::optional<OpId> id = find_op(*op_text);
+  if (!id) {
+    std::vector<std::string_view> close = similar_op_names(*op_text, /*max_count=*/3);
+    return where.at(".op").error("unknown op '{}'{}", *op_text,
+                                 close.empty() ? "" : fmt::format(" (did you mean {}?)",
+                                                                  fmt::join(close, ", ")));
+  }
+  node.op = *id;
+  bool placeholder = node.is_placeholder();
+  for (const char* key : {"kind", "target"}) {
+    if (!placeholder && field(value, key) != nullptr) {
+      return where.at(std::string(".") + key).error("only placeholders have a {}", key);
+    }
+  }
+  if (placeholder) {
+    Expected<const Json*> kind = require(value, "kind", where);
+    if (!kind) return kind.error();
+    Expected<std::string> kind_text = read_string(**kind, where.at(".kind"));
+    if (!kind_text) return kind_text.error();
+    std::optional<PlaceholderKind> parsed = parse_placeholder_kind(*kind_text);
+    if (!parsed) {
+      return where.at(".kind").error("unknown placeholder kind '{}' (known: param, buffer, "
+                                     "input, tangent)", *kind_text);
+    }
+    node.kind = *parsed;
+  }
+  for (auto [key, out] : {std::pair{"target", &node.target}, std::pair{"scope", &node.scope}}) {
+    if (const Json* v = field(value, key)) {
+      Expected<std::string> text = read_string(*v, where.at(std::string(".") + key));
+      if (!text) return text.error();
+      *out = std::move(*text);
+    }
+  }
+  return ok_status();
+}
+
+// If `name` is defined by a node after `after`, " (it is defined later, at nodes[9])".
+std::string Reader::later_definition(const std::string& name, size_t after) const {
+  for (size_t i = after + 1; i < nodes_json_.size(); ++i) {
+    const Json& node = nodes_json_[i];
+    const Json* other = node.is_object() ? field(node, "name") : nullptr;
+    if (other != nullptr && other->is_string() && other->get_ref<const std::string&>() == name) {
+      return fmt::format(" (it is defined later, at nodes[{}])", i);
+    }
+  }
+  return "";
+}
+
+Status Reader::read_inputs(const Json* value, const OpDef& def, Node& node, const Where& where) {
+  if (value == nullptr) {
+    static const Json kEmpty = Json::array();
+    value = &kEmpty;
+  }
+  if (!value->is_array()) return where.error("expected an array of node names, got {}", describe(*value));
+  auto count = static_cast<int>(value->size());
+  if (count < def.min_inputs || count > def.max_inputs) {
+    std::string expected = def.min_inputs == def.max_inputs
+                               ? fmt::format("{}", def.min_inputs)
+                               : fmt::format("{} to {}", def.min_inputs, def.max_inputs);
+    return where.error("{} takes {} tensor inputs, got {}", def.name, expected, count);
+  }
+  size_t self = static_cast<size_t>(graph_.size());
+  for (size_t i = 0; i < value->size(); ++i) {
+    Where at = where.at(fmt::format("[{}]", i));
+    Expected<std::string> name = read_string((*value)[i], at);
+    if (!name) return name.error();
+    std::optional<NodeId> input = graph_.find(*name);
+    if (!input) {
+      return at.error("'{}' is not defined before this node{}", *name, later_definition(*name, self));
+    }
+    node.inputs.push_back(*input);
+  }
+  return ok_status();
+}
+
+Status Reader::read_outputs(const Json& value, Node& node, const Where& where) {
+  if (!value.is_array() || value.empty()) {
+    return where.error("expected a non-empty array of {{\"shape\", \"dtype\"}} objects, got {}",
+                       describe(value));
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    Expected<TensorMeta> meta = read_meta(value[i], where.at(fmt::format("[{}]", i)));
+    if (!meta) return meta.error();
+    node.outputs.push_back(std::move(*meta));
+  }
+  return ok_status();
+}
+
+Status Reader::read_node(size_t index) {
+  static constexpr std::array<std::string_view, 8> kKeys = {
+      "name", "op", "kind", "target", "scope", "inputs", "attrs", "outputs"};
+  const Json& value = nodes_json_[index];
+  Where where{fmt::format("nodes[{}]", index), ""};
+  if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
+  if (Status s = check_keys(value, where, kKeys); !s) return s;
+  Node node;
+  if (Status s = read_identity(value, node, where); !s) return s;
+  const OpDef& def = op_def(node.op);
+  if (Status s = read_inputs(field(value, "inputs"), def, node, where.at(".inputs")); !s) return s;
+  Expected<Attrs> attrs = read_attrs(field(value, "attrs"), def, where.at(".attrs"));
+  if (!attrs) return attrs.error();
+  node.attrs = std::move(*attrs);
+  Expected<const Json*> outputs = require(value, "outputs", where);
+  if (!outputs) return outputs.error();
+  if (Status s = read_outputs(**outputs, node, where.at(".outputs")); !s) return s;
+  if (Expected<NodeId> id = graph_.append(std::move(node)); !id) return where.error("{}", id.error().message);
+  return ok_status();
+}
+
+Expected<NodeId> Reader::lookup(const Json& value, const Where& where, std::string_view role) {
+  Expected<std::string> name = read_string(value, where);
+  if (!name) return name.error();
+  std::optional<NodeId> id = graph_.find(*name);
+  if (!id) return where.error("{} '{}' is not a node of the graph", role, *name);
+  return *id;
+}
+
+Status Reader::read_output(const Json& value, size_t index) {
+  static constexpr std::array<std::string_view, 3> kKeys = {"node", "kind", "param"};
+  Where where{fmt::format("outputs[{}]", index), ""};
+  if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
+  if (Status s = check_keys(value, where, kKeys); !s) return s;
+  GraphOutput output;
+  Expected<const Json*> node = require(value, "node", where);
+  if (!node) return node.error();
+  Expected<NodeId> id = lookup(**node, where.at(".node"), "output");
+  if (!id) return id.error();
+  output.node = *id;
+  Expected<const Json*> kind = require(value, "kind", where);
+  if (!kind) return kind.error();
+  Expected<std::string> kind_text = read_string(**kind, where.at(".kind"));
+  if (!kind_text) return kind_text.error();
+  std::optional<OutputKind> parsed = parse_output_kind(*kind_text);
+  if (!parsed) return where.at(".kind").error("unknown output kind '{}' (known: loss, grad)", *kind_text);
+  output.kind = *parsed;
+  const Json* param = field(value, "param");
+  if (output.kind == OutputKind::kLoss && param != nullptr) {
+    return where.at(".param").error("a loss output has no param");
+  }
+  if (output.kind == OutputKind::kGradient) {
+    if (param == nullptr) return where.error("missing field 'param' (a grad output names its param)");
+    Expected<NodeId> param_id = lookup(*param, where.at(".param"), "param");
+    if (!param_id) return param_id.error();
+    const Node& p = graph_.node(*param_id);
+    if (!p.is_placeholder() || p.kind != PlaceholderKind::kParam) {
+      std::string what = p.is_placeholder() ? fmt::format("a {} placeholder", placeholder_kind_name(p.kind))
+                                            : fmt::format("a {} node", op_name(p.op));
+      return where.at(".param").error("'{}' is not a param placeholder (it is {})", p.name, what);
+    }
+    output.param = *param_id;
+  }
+  graph_.add_output(output);
+  return ok_status();
+}
+
+Status read_header(const Json& root, std::string& name) {
+  static constexpr std::array<std::string_view, 5> kKeys = {"format", "version", "name", "nodes",
+                                                           "outputs"};
+  Where where{"(top level)", ""};
+  if (!root.is_object()) return where.error("expected an object, got {}", describe(root));
+  if (Status s = check_keys(root, where, kKeys); !s) return s;
+  Expected<const Json*> format = require(root, "format", where);
+  if (!format) return format.error();
+  if (!(*format)->is_string() || (*format)->get_ref<const std::string&>() != kGraphFormatName) {
+    return Where{"format", ""}.error("expected \"{}\", got {}", kGraphFormatName, describe(**format));
+  }
+  Expected<const Json*> version = require(root, "version", where);
+  if (!version) return version.error();
+  if (as_int64(**version) != kGraphFormatVersion) {
+    return Where{"version", ""}.error("this reader understands version {}, got {}",
+                                      kGraphFormatVersion, describe(**version));
+  }
+  if (const Json* n = field(root, "name")) {
+    Expected<std::string> text = read_string(*n, Where{"name", ""});
+    if (!text) return text.error();
+    name = std::move(*text);
+  }
+  return ok_status();
+}
+
+Expected<Graph> read_document(const Json& root) {
+  std::string name;
+  if (Status s = read_header(root, name); !s) return s.error();
+  Where top{"(top level)", ""};
+  Expected<const Json*> nodes = require(root, "nodes", top);
+  if (!nodes) return nodes.error();
+  if (!(*nodes)->is_array()) return Where{"nodes", ""}.error("expected an array, got {}", describe(**nodes));
+  Expected<const Json*> outputs = require(root, "outputs", top);
+  if (!outputs) return outputs.error();
+  if (!(*outputs)->is_array()) {
+    return Where{"outputs", ""}.error("expected an array, got {}", describe(**outputs));
+  }
+  Reader reader(**nodes);
+  reader.graph().name = std::move(name);
+  for (size_t i = 0; i < (*nodes)->size(); ++i) {
+    if (Status s = reader.read_node(i); !s) return s.error();
+  }
+  for (size_t i = 0; i < (*outputs)->size(); ++i) {
+    if (Status s = reader.read_output((**outputs)[i], i); !s) return s.error();
+  }
+  Graph graph = reader.take();
+  if (Status s = verify(graph); !s) return s.error();
+  return graph;
+}
+
+}  // namespace
+
+Expected<Graph> read_graph_json(std::string_view text) {
+  try {
+    Json root;
+    try {
+      root = Json::parse(text.begin(), text.end());
+    } catch (const Json::parse_error& e) {
+      // what() starts with "[json.exception.parse_error.101] "; keep the rest.
+      std::string what = e.what();
+      if (size_t close = what.find("] "); close != std::string::npos) what.erase(0, close + 2);
+      return make_error("malformed JSON at byte {}: {}", e.byte, what);
+    }
+    return read_document(root);
+  } catch (const std::exception& e) {
+    // A bug here, not a user error; still never let it escape to the caller.
+    return make_error("internal error while reading graph JSON: {}", e.what());
+  }
+}
+
+}  // namespace autopar

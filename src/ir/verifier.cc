@@ -1,0 +1,183 @@
+// The verifier re-derives everything the op table can derive and compares it
+// with what the graph records, so a graph read from a file (or built by a pass)
+// is trusted by later stages only after this passes. Errors are checked in graph
+// order so the first message is about the earliest broken node.
+#include "ir/verifier.h"
+
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace autopar {
+namespace {
+
+std::string node_label(const Node& node, NodeId id) {
+  if (node.name.empty()) return fmt::format("node #{} ({})", id, op_name(node.op));
+  return fmt::format("node '{}' ({})", node.name, op_name(node.op));
+}
+
+std::string metas_to_string(const std::vector<TensorMeta>& metas) {
+  if (metas.size() == 1) return to_string(metas.front());
+  std::string out = "(";
+  for (size_t i = 0; i < metas.size(); ++i) out += (i > 0 ? ", " : "") + to_string(metas[i]);
+  return out + ")";
+}
+
+Status check_names(const Graph& graph) {
+  std::unordered_map<std::string_view, NodeId> seen;
+  seen.reserve(static_cast<size_t>(graph.size()));
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.name.empty()) return make_error("{}: name is empty", node_label(node, id));
+    auto [it, inserted] = seen.emplace(node.name, id);
+    if (!inserted) {
+      return make_error("{}: name is also used by node #{} (names must be unique)",
+                        node_label(node, id), it->second);
+    }
+  }
+  return ok_status();
+}
+
+// first_other: the first non-placeholder node seen so far, or kNoNode.
+Status check_placeholder(const Graph& graph, NodeId id, NodeId first_other) {
+  const Node& node = graph.node(id);
+  std::string label = node_label(node, id);
+  if (first_other != kNoNode) {
+    return make_error("{}: placeholders must precede all other nodes, but '{}' (node #{}) comes "
+                      "before it", label, graph.node(first_other).name, first_other);
+  }
+  if (!node.inputs.empty()) {
+    return make_error("{}: a placeholder takes no inputs, got {}", label, node.inputs.size());
+  }
+  if (node.kind == PlaceholderKind::kNone) {
+    return make_error("{}: placeholder has no kind (param, buffer, input or tangent)", label);
+  }
+  if (!node.attrs.items().empty()) {
+    return make_error("{}: a placeholder has no attributes, got {}", label,
+                      node.attrs.items().size());
+  }
+  if (node.outputs.size() != 1) {
+    return make_error("{}: a placeholder declares exactly one output, got {}", label,
+                      node.outputs.size());
+  }
+  return ok_status();
+}
+
+Status check_computed(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  std::string label = node_label(node, id);
+  if (node.kind != PlaceholderKind::kNone) {
+    return make_error("{}: only placeholders have a kind, got '{}'", label,
+                      placeholder_kind_name(node.kind));
+  }
+  std::vector<const std::vector<TensorMeta>*> input_outputs;
+  input_outputs.reserve(node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    NodeId input = node.inputs[i];
+    if (input < 0 || input >= id) {
+      return make_error("{}: input {} refers to node #{}, which does not come before it "
+                        "(this is node #{})", label, i, input, id);
+    }
+    input_outputs.push_back(&graph.node(input).outputs);
+  }
+  Expected<std::vector<TensorMeta>> inferred = infer_outputs(node.op, {input_outputs, node.attrs});
+  if (!inferred) return make_error("{}: {}", label, inferred.error().message);
+  if (*inferred != node.outputs) {
+    return make_error("{}: recorded outputs {} differ from inferred {}", label,
+                      metas_to_string(node.outputs), metas_to_string(*inferred));
+  }
+  return ok_status();
+}
+
+bool valid_id(const Graph& graph, NodeId id) { return id >= 0 && id < graph.size(); }
+
+Status check_output_node(const Graph& graph, size_t index, const GraphOutput& output) {
+  std::string_view kind = output_kind_name(output.kind);
+  if (!valid_id(graph, output.node)) {
+    return make_error("graph output {} ({}): node id {} is not a node of the graph", index, kind,
+                      output.node);
+  }
+  const Node& node = graph.node(output.node);
+  if (node.outputs.size() != 1) {
+    return make_error("graph output {} ({}): node '{}' has {} outputs; select one with getitem",
+                      index, kind, node.name, node.outputs.size());
+  }
+  if (output.kind == OutputKind::kLoss) {
+    if (!node.meta().shape.empty() || !is_floating(node.meta().dtype)) {
+      return make_error("graph output {} (loss): node '{}' must be a floating scalar, got {}",
+                        index, node.name, to_string(node.meta()));
+    }
+    if (output.param != kNoNode) {
+      return make_error("graph output {} (loss): a loss has no param, got node #{}", index,
+                        output.param);
+    }
+  }
+  return ok_status();
+}
+
+Status check_gradient(const Graph& graph, size_t index, const GraphOutput& output,
+                      std::unordered_map<NodeId, size_t>& grad_of) {
+  if (!valid_id(graph, output.param)) {
+    return make_error("graph output {} (grad): param id {} is not a node of the graph", index,
+                      output.param);
+  }
+  const Node& param = graph.node(output.param);
+  if (!param.is_placeholder() || param.kind != PlaceholderKind::kParam) {
+    std::string what = param.is_placeholder()
+                           ? fmt::format("a {} placeholder", placeholder_kind_name(param.kind))
+                           : fmt::format("a {} node", op_name(param.op));
+    return make_error("graph output {} (grad): '{}' is not a param placeholder (it is {})",
+                      index, param.name, what);
+  }
+  const Node& grad = graph.node(output.node);
+  if (grad.meta() != param.meta()) {
+    return make_error("graph output {} (grad of '{}'): node '{}' is {}, but the param is {}",
+                      index, param.name, grad.name, to_string(grad.meta()),
+                      to_string(param.meta()));
+  }
+  auto [it, inserted] = grad_of.emplace(output.param, index);
+  if (!inserted) {
+    return make_error("graph output {} (grad of '{}'): the param already has a gradient "
+                      "(graph output {})", index, param.name, it->second);
+  }
+  return ok_status();
+}
+
+Status check_outputs(const Graph& graph) {
+  std::unordered_map<NodeId, size_t> grad_of;
+  std::vector<size_t> losses;
+  const std::vector<GraphOutput>& outputs = graph.outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (Status s = check_output_node(graph, i, outputs[i]); !s) return s;
+    if (outputs[i].kind == OutputKind::kLoss) {
+      losses.push_back(i);
+    } else if (Status s = check_gradient(graph, i, outputs[i], grad_of); !s) {
+      return s;
+    }
+  }
+  if (losses.empty()) return make_error("graph has no loss output; exactly one is required");
+  if (losses.size() > 1) {
+    return make_error("graph has {} loss outputs (graph outputs {} and {}); exactly one is "
+                      "required", losses.size(), losses[0], losses[1]);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status verify(const Graph& graph) {
+  if (Status s = check_names(graph); !s) return s;
+  NodeId first_other = kNoNode;
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    if (graph.node(id).is_placeholder()) {
+      if (Status s = check_placeholder(graph, id, first_other); !s) return s;
+    } else {
+      if (first_other == kNoNode) first_other = id;
+      if (Status s = check_computed(graph, id); !s) return s;
+    }
+  }
+  return check_outputs(graph);
+}
+
+}  // namespace autopar
