@@ -24,6 +24,8 @@ std::optional<Collective> parse_collective(std::string_view name);
 
 // Bytes each device sends: the ring traffic terms above (0 for a local slice).
 double collective_sent_bytes(Collective c, int64_t group_size, double buffer_bytes);
+// How many alphas the collective pays: the latency terms above ((n-1), 2(n-1) or 0).
+int64_t collective_latency_steps(Collective c, int64_t group_size);
 double collective_time(Collective c, int64_t group_size, double buffer_bytes, const LinkSpec& link);
 
 }  // namespace autopar

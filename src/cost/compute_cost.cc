@@ -1,0 +1,59 @@
+// Roofline compute time (see compute_cost.h).
+#include "cost/compute_cost.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace autopar {
+namespace {
+
+// The element type whose peak applies: the first floating output, else the
+// first floating input (an op on integers only, e.g. index arithmetic, uses f32).
+// Complex tensors run on their real parts' units.
+DType compute_dtype(const OpCall& call, std::span<const TensorMeta> outputs) {
+  for (const TensorMeta& m : outputs) {
+    if (is_floating(m.dtype) || is_complex(m.dtype)) return real_part_dtype(m.dtype);
+  }
+  for (int i = 0; i < call.num_inputs(); ++i) {
+    for (const TensorMeta& m : *call.input_outputs[static_cast<size_t>(i)]) {
+      if (is_floating(m.dtype) || is_complex(m.dtype)) return real_part_dtype(m.dtype);
+    }
+  }
+  return DType::f32;
+}
+
+// A dtype with peak 0 (not listed, or no units for it) falls back to the f32
+// peak rather than failing: an approximate cost is more useful to the planner
+// than no plan, and parse_hardware_json guarantees f32 is positive.
+double peak_for(const HardwareProfile& hw, DType dtype) {
+  double peak = hw.peak_flops[static_cast<size_t>(dtype)];
+  if (peak > 0) return peak;
+  return hw.peak_flops[static_cast<size_t>(DType::f32)];
+}
+
+}  // namespace
+
+double compute_time(OpId op, const OpCall& call, std::span<const TensorMeta> outputs,
+                    const HardwareProfile& hw) {
+  const OpDef& def = op_def(op);
+  if (def.has(kStructural)) return 0;
+  double flops = def.flops(call, outputs);
+  double bytes = def.bytes(call, outputs);
+  if (flops == 0 && bytes == 0) return 0;  // a pure view: metadata only
+  double peak = peak_for(hw, compute_dtype(call, outputs)) * hw.compute_efficiency;
+  double bandwidth = hw.memory_bandwidth_bytes_per_s * hw.memory_efficiency;
+  double flop_time = peak > 0 ? flops / peak : 0;
+  double memory_time = bandwidth > 0 ? bytes / bandwidth : 0;
+  return std::max({flop_time, memory_time, hw.min_op_time_s});
+}
+
+double node_compute_time(const Graph& graph, NodeId id, const HardwareProfile& hw) {
+  const Node& node = graph.node(id);
+  std::vector<const std::vector<TensorMeta>*> inputs;
+  inputs.reserve(node.inputs.size());
+  for (NodeId input : node.inputs) inputs.push_back(&graph.node(input).outputs);
+  OpCall call{inputs, node.attrs};
+  return compute_time(node.op, call, node.outputs, hw);
+}
+
+}  // namespace autopar

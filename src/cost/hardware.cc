@@ -1,0 +1,227 @@
+// Hardware profile JSON: parsing with field-named errors, writing, and lookup of
+// built-in profiles (embedded at build time) or files.
+#include "cost/hardware.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cost/builtin_profiles.h"
+
+namespace autopar {
+namespace {
+
+using nlohmann::json;
+
+// Keys a profile may carry besides the figures: free text and calibration data
+// that the cost model does not read.
+constexpr std::string_view kTopLevelKeys[] = {
+    "calibration",         "compute_efficiency", "devices_per_node", "inter_node",
+    "intra_node",          "memory_bandwidth_bytes_per_s",          "memory_bytes",
+    "memory_efficiency",   "min_op_time_s",      "name",             "notes",
+    "peak_flops",          "source"};
+constexpr std::string_view kLinkKeys[] = {"bandwidth_bytes_per_s", "latency_s"};
+
+template <size_t N>
+Status check_keys(const json& object, std::string_view where, const std::string_view (&known)[N]) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) {
+      return make_error("hardware profile field '{}{}' is not known (known: {})", where, key,
+                        fmt::join(known, ", "));
+    }
+  }
+  return ok_status();
+}
+
+// A number >= min (strictly > when positive is set) stored at object[key].
+Expected<double> get_number(const json& object, std::string_view where, const std::string& key,
+                            bool positive, std::optional<double> fallback = std::nullopt) {
+  std::string field = fmt::format("{}{}", where, key);
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (fallback) return *fallback;
+    return make_error("hardware profile field '{}' is missing", field);
+  }
+  if (!it->is_number()) {
+    return make_error("hardware profile field '{}' must be a number, got {}", field, it->dump());
+  }
+  double value = it->get<double>();
+  if (value < 0 || (positive && value == 0)) {
+    return make_error("hardware profile field '{}' must be {}, got {}", field,
+                      positive ? "positive" : "non-negative", value);
+  }
+  return value;
+}
+
+Expected<LinkSpec> parse_link(const json& root, const std::string& key) {
+  std::string where = key + ".";
+  auto it = root.find(key);
+  if (it == root.end()) return make_error("hardware profile field '{}' is missing", key);
+  if (!it->is_object()) {
+    return make_error("hardware profile field '{}' must be an object, got {}", key, it->dump());
+  }
+  if (Status s = check_keys(*it, where, kLinkKeys); !s) return s.error();
+  Expected<double> bandwidth = get_number(*it, where, "bandwidth_bytes_per_s", /*positive=*/true);
+  if (!bandwidth) return bandwidth.error();
+  Expected<double> latency = get_number(*it, where, "latency_s", /*positive=*/false);
+  if (!latency) return latency.error();
+  return LinkSpec{*bandwidth, *latency};
+}
+
+Status parse_peaks(const json& root, HardwareProfile& profile) {
+  auto it = root.find("peak_flops");
+  if (it == root.end()) return make_error("hardware profile field 'peak_flops' is missing");
+  if (!it->is_object()) {
+    return make_error("hardware profile field 'peak_flops' must be an object of dtype -> FLOP/s, got {}",
+                      it->dump());
+  }
+  for (const auto& [key, value] : it->items()) {
+    std::optional<DType> dtype = parse_dtype(key);
+    if (!dtype) return make_error("hardware profile field 'peak_flops.{}' is not a dtype", key);
+    Expected<double> peak = get_number(*it, "peak_flops.", key, /*positive=*/false);
+    if (!peak) return peak.error();
+    profile.peak_flops[static_cast<size_t>(*dtype)] = *peak;
+  }
+  // f32 is the fallback for every dtype without a peak, so it must be there.
+  if (profile.peak_flops[static_cast<size_t>(DType::f32)] <= 0) {
+    return make_error("hardware profile field 'peak_flops.f32' must be positive (it is the fallback "
+                      "for dtypes with peak 0)");
+  }
+  return ok_status();
+}
+
+Status parse_figures(const json& root, HardwareProfile& p) {
+  struct NumberField {
+    const char* key;
+    double* target;
+    bool positive;
+    std::optional<double> fallback;
+  };
+  const NumberField fields[] = {
+      {"memory_bandwidth_bytes_per_s", &p.memory_bandwidth_bytes_per_s, true, std::nullopt},
+      {"memory_bytes", &p.memory_bytes, true, std::nullopt},
+      {"compute_efficiency", &p.compute_efficiency, true, 1.0},
+      {"memory_efficiency", &p.memory_efficiency, true, 1.0},
+      {"min_op_time_s", &p.min_op_time_s, false, 0.0},
+  };
+  for (const NumberField& f : fields) {
+    Expected<double> value = get_number(root, "", f.key, f.positive, f.fallback);
+    if (!value) return value.error();
+    *f.target = *value;
+  }
+  for (const char* key : {"compute_efficiency", "memory_efficiency"}) {
+    double value = root.value(key, 1.0);
+    if (value > 1) return make_error("hardware profile field '{}' must be at most 1, got {}", key, value);
+  }
+  auto devices = root.find("devices_per_node");
+  if (devices == root.end()) return make_error("hardware profile field 'devices_per_node' is missing");
+  if (!devices->is_number_integer() || devices->get<int64_t>() < 1) {
+    return make_error("hardware profile field 'devices_per_node' must be a positive integer, got {}",
+                      devices->dump());
+  }
+  p.devices_per_node = devices->get<int64_t>();
+  return ok_status();
+}
+
+Expected<std::string> get_string(const json& root, const char* key, bool required) {
+  auto it = root.find(key);
+  if (it == root.end()) {
+    if (required) return make_error("hardware profile field '{}' is missing", key);
+    return std::string();
+  }
+  if (!it->is_string()) {
+    return make_error("hardware profile field '{}' must be a string, got {}", key, it->dump());
+  }
+  return it->get<std::string>();
+}
+
+Expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot open hardware profile file '{}'", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Expected<HardwareProfile> parse_hardware_json(std::string_view text) {
+  json root = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return make_error("hardware profile is not valid JSON");
+  if (!root.is_object()) return make_error("hardware profile must be a JSON object");
+  if (Status s = check_keys(root, "", kTopLevelKeys); !s) return s.error();
+  HardwareProfile profile;
+  Expected<std::string> name = get_string(root, "name", /*required=*/true);
+  if (!name) return name.error();
+  profile.name = *name;
+  Expected<std::string> source = get_string(root, "source", /*required=*/false);
+  if (!source) return source.error();
+  profile.source = *source;
+  if (Status s = parse_peaks(root, profile); !s) return s.error();
+  if (Status s = parse_figures(root, profile); !s) return s.error();
+  Expected<LinkSpec> intra = parse_link(root, "intra_node");
+  if (!intra) return intra.error();
+  Expected<LinkSpec> inter = parse_link(root, "inter_node");
+  if (!inter) return inter.error();
+  profile.intra_node = *intra;
+  profile.inter_node = *inter;
+  return profile;
+}
+
+std::string write_hardware_json(const HardwareProfile& p) {
+  json peaks = json::object();
+  for (int i = 0; i < kDTypeCount; ++i) {
+    DType dtype = static_cast<DType>(i);
+    if (is_floating(dtype) || p.peak_flops[i] > 0) peaks[std::string(dtype_name(dtype))] = p.peak_flops[i];
+  }
+  auto link = [](const LinkSpec& l) {
+    return json{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"latency_s", l.latency_s}};
+  };
+  // ordered_json keeps the same key order as the files in profiles/.
+  nlohmann::ordered_json out;
+  out["name"] = p.name;
+  out["source"] = p.source;
+  out["peak_flops"] = peaks;
+  out["memory_bandwidth_bytes_per_s"] = p.memory_bandwidth_bytes_per_s;
+  out["memory_bytes"] = p.memory_bytes;
+  out["compute_efficiency"] = p.compute_efficiency;
+  out["memory_efficiency"] = p.memory_efficiency;
+  out["min_op_time_s"] = p.min_op_time_s;
+  out["devices_per_node"] = p.devices_per_node;
+  out["intra_node"] = link(p.intra_node);
+  out["inter_node"] = link(p.inter_node);
+  return out.dump(2) + "\n";
+}
+
+std::vector<std::string> builtin_hardware_names() {
+  std::vector<std::string> names;
+  for (const detail::BuiltinProfileText& t : detail::builtin_profile_texts()) names.emplace_back(t.name);
+  return names;
+}
+
+Expected<HardwareProfile> load_hardware(std::string_view name_or_path) {
+  for (const detail::BuiltinProfileText& t : detail::builtin_profile_texts()) {
+    if (t.name != name_or_path) continue;
+    Expected<HardwareProfile> profile = parse_hardware_json(t.json);
+    if (!profile) return make_error("built-in hardware '{}': {}", t.name, profile.error().message);
+    return profile;
+  }
+  std::string path(name_or_path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return make_error("unknown hardware '{}': built-in profiles are {}; a path to a JSON file also "
+                      "works (no file '{}' exists)",
+                      name_or_path, fmt::join(builtin_hardware_names(), ", "), path);
+  }
+  Expected<std::string> text = read_file(path);
+  if (!text) return text.error();
+  Expected<HardwareProfile> profile = parse_hardware_json(*text);
+  if (!profile) return make_error("{}: {}", path, profile.error().message);
+  return profile;
+}
+
+}  // namespace autopar
