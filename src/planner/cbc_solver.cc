@@ -1,0 +1,207 @@
+#include "planner/cbc_solver.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string_view>
+
+#include <coin/Cbc_C_Interface.h>
+
+#include "planner/memory_bound.h"
+
+namespace autopar::planner {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// CbcMain prints a banner and statistics even at log level 0; keep stdout
+// clean (the CLI prints plans there) unless the user asked for the log.
+class QuietStdout {
+ public:
+  explicit QuietStdout(bool quiet) {
+    if (!quiet) return;
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
+    if (null_fd >= 0) close(null_fd);
+  }
+  ~QuietStdout() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+  }
+  QuietStdout(const QuietStdout&) = delete;
+  QuietStdout& operator=(const QuietStdout&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+Cbc_Model* load(const IlpModel& m) {
+  std::vector<int> start, index;
+  std::vector<double> value;
+  m.to_columns(start, index, value);
+  std::vector<double> lower(static_cast<size_t>(m.columns()), 0.0);
+  Cbc_Model* cbc = Cbc_newModel();
+  Cbc_loadProblem(cbc, m.columns(), m.rows(), start.data(), index.data(), value.data(),
+                  lower.data(), m.upper.data(), m.objective.data(), m.row_lower.data(),
+                  m.row_upper.data());
+  for (int c = 0; c < m.columns(); ++c)
+    if (m.integer[static_cast<size_t>(c)]) Cbc_setInteger(cbc, c);
+  for (size_t c = 0; c < m.column_names.size(); ++c)
+    Cbc_setColName(cbc, static_cast<int>(c), m.column_names[c].c_str());
+  for (size_t r = 0; r < m.row_names.size(); ++r)
+    Cbc_setRowName(cbc, static_cast<int>(r), m.row_names[r].c_str());
+  return cbc;
+}
+
+SolveStatus status_of(Cbc_Model* cbc) {
+  bool has_incumbent = Cbc_bestSolution(cbc) != nullptr;
+  if (Cbc_isProvenOptimal(cbc) && has_incumbent) return SolveStatus::kOptimal;
+  if (Cbc_isProvenInfeasible(cbc)) return SolveStatus::kInfeasible;
+  return has_incumbent ? SolveStatus::kFeasible : SolveStatus::kNoSolution;
+}
+
+}  // namespace
+
+const char* to_string(SolveStatus status) {
+  switch (status) {
+    case SolveStatus::kOptimal: return "optimal";
+    case SolveStatus::kFeasible: return "feasible (time limit)";
+    case SolveStatus::kInfeasible: return "infeasible";
+    case SolveStatus::kNoSolution: return "no solution (time limit)";
+  }
+  return "?";
+}
+
+CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  CbcRun run;
+  Cbc_Model* cbc = load(m);
+  Cbc_setLogLevel(cbc, o.verbose ? 1 : 0);
+  Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
+  Cbc_setParameter(cbc, "threads", fmt::format("{}", o.threads).c_str());
+  Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
+  {
+    QuietStdout quiet(!o.verbose);
+    Cbc_solve(cbc);
+  }
+  run.status = status_of(cbc);
+  if (const double* sol = Cbc_bestSolution(cbc)) {
+    run.columns.assign(sol, sol + m.columns());
+    run.objective = Cbc_getObjValue(cbc);
+  }
+  run.best_bound = Cbc_getBestPossibleObjValue(cbc);
+  if (run.status == SolveStatus::kOptimal) run.best_bound = std::min(run.best_bound, run.objective);
+  Cbc_deleteModel(cbc);
+  run.seconds = seconds_since(start);
+  return run;
+}
+
+namespace {
+
+void fill_from_assignment(const Problem& p, Solution& s) {
+  Evaluation eval = evaluate(p, s.assignment);
+  s.objective = eval.cost;
+  s.peak_bytes = eval.peak_bytes;
+  s.best_bound = std::min(s.best_bound, s.objective);
+  double scale = std::max(std::abs(s.objective), 1e-300);
+  s.gap = s.status == SolveStatus::kOptimal ? 0 : (s.objective - s.best_bound) / scale;
+}
+
+Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
+                    std::string message, bool memory_may_be_why) {
+  Solution s;
+  s.status = SolveStatus::kInfeasible;
+  s.message = std::move(message);
+  if (memory_may_be_why && p.has_memory_limit()) {
+    s.shortfall = memory_shortfall(p, r, o);
+    if (s.shortfall) s.message = describe(*s.shortfall);
+  }
+  return s;
+}
+
+}  // namespace
+
+Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
+  if (Status valid = validate(p); !valid) return valid.error();
+  auto start = std::chrono::steady_clock::now();
+  ReducedProblem r = presolve(p);
+  SolveStats stats;
+  stats.nodes = static_cast<int32_t>(p.nodes.size());
+  for (const ReducedNode& n : r.nodes) stats.reduced_nodes += n.alive.size() > 1 ? 1 : 0;
+  stats.reduced_edges = static_cast<int32_t>(r.edges.size());
+  stats.memory_rows = static_cast<int32_t>(r.memory_rows.size());
+  stats.presolve_s = seconds_since(start);
+  if (!r.infeasible.empty()) {
+    Solution s = infeasible(p, r, o, r.infeasible, /*memory_may_be_why=*/false);
+    s.stats = stats;
+    return s;
+  }
+  for (const MemoryRow& row : r.memory_rows)
+    if (row.constant > row.budget) {
+      Solution s = infeasible(p, r, o, "memory budget cannot be met", true);
+      s.stats = stats;
+      return s;
+    }
+  start = std::chrono::steady_clock::now();
+  IlpModel m = build_ilp(r, IlpObjective::kCost);
+  stats.variables = m.columns();
+  stats.integer_variables = m.integers();
+  stats.constraints = m.rows();
+  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+  stats.build_s = seconds_since(start);
+  Solution s;
+  std::vector<int32_t> choice(r.nodes.size(), 0);
+  if (m.columns() == 0) {
+    s.status = SolveStatus::kOptimal;
+    s.best_bound = r.constant_cost;
+  } else {
+    CbcRun run = run_cbc(m, o);
+    stats.solve_s = run.seconds;
+    if (run.status == SolveStatus::kInfeasible) {
+      Solution bad = infeasible(p, r, o, p.has_memory_limit()
+                                ? "no assignment meets both the memory budget and the "
+                                  "forbidden reshardings"
+                                : "no assignment avoids every forbidden resharding", true);
+      bad.stats = stats;
+      return bad;
+    }
+    s.status = run.status;
+    s.best_bound = run.best_bound / m.objective_scale + r.constant_cost;
+    if (run.columns.empty()) {
+      s.message = fmt::format("no solution within the {} s time limit", o.time_limit_s);
+      s.stats = stats;
+      return s;
+    }
+    choice = decode_choice(r, m, run.columns.data());
+  }
+  s.assignment = expand(r, choice);
+  fill_from_assignment(p, s);
+  s.stats = stats;
+  return s;
+}
+
+Status dump_ilp(const Problem& p, const std::string& path) {
+  if (Status valid = validate(p); !valid) return valid;
+  ReducedProblem r = presolve(p);
+  if (!r.infeasible.empty()) return make_error("planner: cannot dump the ILP: {}", r.infeasible);
+  IlpModel m = build_ilp(r, IlpObjective::kCost, /*with_names=*/true);
+  if (!std::string_view(path).ends_with(".lp")) return write_mps(m, path);
+  // CBC appends ".lp" itself; give it the stem.
+  std::string stem = path.substr(0, path.size() - 3);
+  Cbc_Model* cbc = load(m);
+  Cbc_writeLp(cbc, stem.c_str());
+  Cbc_deleteModel(cbc);
+  if (access(path.c_str(), R_OK) != 0)
+    return make_error("planner: CBC did not write the ILP to '{}'", path);
+  return ok_status();
+}
+
+}  // namespace autopar::planner

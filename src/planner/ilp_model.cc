@@ -1,0 +1,171 @@
+#include "planner/ilp_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace autopar::planner {
+namespace {
+
+size_t sz(int32_t i) { return static_cast<size_t>(i); }
+
+class Builder {
+ public:
+  Builder(IlpModel& m, bool names) : m_(m), names_(names) {}
+
+  int add_column(double obj, double upper, bool integer, std::string_view tag, int a = -1,
+                 int b = -1, int c = -1) {
+    m_.objective.push_back(obj);
+    m_.upper.push_back(upper);
+    m_.integer.push_back(integer ? 1 : 0);
+    if (names_) m_.column_names.push_back(name(tag, a, b, c));
+    return m_.columns() - 1;
+  }
+
+  void add_entry(int column, double value) {
+    if (value == 0) return;
+    m_.row_index.push_back(column);
+    m_.row_value.push_back(value);
+  }
+
+  void end_row(double lower, double upper, std::string_view tag, int a = -1, int b = -1) {
+    m_.row_lower.push_back(lower);
+    m_.row_upper.push_back(upper);
+    m_.row_start.push_back(static_cast<int>(m_.row_index.size()));
+    if (names_) m_.row_names.push_back(name(tag, a, b, -1));
+  }
+
+ private:
+  static std::string name(std::string_view tag, int a, int b, int c) {
+    std::string out(tag);
+    for (int part : {a, b, c})
+      if (part >= 0) out += fmt::format("{}{}", out.size() == tag.size() ? "" : "_", part);
+    return out;
+  }
+  IlpModel& m_;
+  bool names_;
+};
+
+double objective_scale(const ReducedProblem& r) {
+  double largest = 0;
+  for (const ReducedNode& n : r.nodes)
+    if (n.alive.size() > 1)
+      for (double c : n.costs) largest = std::max(largest, std::abs(c));
+  for (const ReducedEdge& e : r.edges)
+    for (double c : e.costs)
+      if (c < kInfiniteCost) largest = std::max(largest, std::abs(c));
+  // Costs are seconds (often 1e-6); scale so CBC's absolute tolerances are small.
+  return largest > 0 ? 1e3 / largest : 1.0;
+}
+
+double memory_scale(const ReducedProblem& r) {
+  double largest = 0;
+  for (const MemoryRow& row : r.memory_rows) {
+    double sum = row.constant;
+    for (const MemoryTerm& t : row.terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+    largest = std::max(largest, sum);
+  }
+  return largest > 0 ? 1.0 / largest : 1.0;
+}
+
+void add_edges(const ReducedProblem& r, IlpModel& m, Builder& b, bool cost) {
+  std::vector<int> col;
+  for (size_t k = 0; k < r.edges.size(); ++k) {
+    const ReducedEdge& e = r.edges[k];
+    size_t nu = r.nodes[sz(e.u)].alive.size(), nv = r.nodes[sz(e.v)].alive.size();
+    col.assign(nu * nv, -1);
+    int ki = static_cast<int>(k);
+    for (size_t i = 0; i < nu; ++i)
+      for (size_t j = 0; j < nv; ++j)
+        if (double c = e.costs[i * nv + j]; c < kInfiniteCost)
+          col[i * nv + j] = b.add_column(cost ? c * m.objective_scale : 0.0, 1.0,
+                                         /*integer=*/false, "e", ki, static_cast<int>(i),
+                                         static_cast<int>(j));
+    for (size_t i = 0; i < nu; ++i) {  // sum_j e_ij = s_ui
+      for (size_t j = 0; j < nv; ++j)
+        if (col[i * nv + j] >= 0) b.add_entry(col[i * nv + j], 1.0);
+      b.add_entry(m.first_column[sz(e.u)] + static_cast<int>(i), -1.0);
+      b.end_row(0, 0, "u", ki, static_cast<int>(i));
+    }
+    for (size_t j = 0; j < nv; ++j) {  // sum_i e_ij = s_vj
+      for (size_t i = 0; i < nu; ++i)
+        if (col[i * nv + j] >= 0) b.add_entry(col[i * nv + j], 1.0);
+      b.add_entry(m.first_column[sz(e.v)] + static_cast<int>(j), -1.0);
+      b.end_row(0, 0, "v", ki, static_cast<int>(j));
+    }
+  }
+}
+
+void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak) {
+  double scale = m.memory_scale;
+  for (const MemoryRow& row : r.memory_rows) {
+    for (const MemoryTerm& t : row.terms)
+      for (size_t k = 0; k < t.coef.size(); ++k)
+        b.add_entry(m.first_column[sz(t.group)] + static_cast<int>(k), t.coef[k] * scale);
+    if (peak) b.add_entry(m.peak_column, -1.0);
+    double rhs = peak ? -row.constant * scale : (row.budget - row.constant) * scale;
+    if (row.point >= 0) b.end_row(-kInfiniteCost, rhs, "mem", row.point);
+    else b.end_row(-kInfiniteCost, rhs, "mem_static");
+  }
+}
+
+}  // namespace
+
+int IlpModel::integers() const {
+  return static_cast<int>(std::count(integer.begin(), integer.end(), 1));
+}
+
+IlpModel build_ilp(const ReducedProblem& r, IlpObjective objective, bool with_names) {
+  IlpModel m;
+  Builder b(m, with_names);
+  bool cost = objective == IlpObjective::kCost;
+  m.objective_scale = objective_scale(r);
+  m.memory_scale = memory_scale(r);
+  m.first_column.assign(r.nodes.size(), -1);
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    const ReducedNode& n = r.nodes[g];
+    if (n.alive.size() < 2) continue;
+    int gi = static_cast<int>(g);
+    for (size_t k = 0; k < n.alive.size(); ++k) {
+      int c = b.add_column(cost ? n.costs[k] * m.objective_scale : 0.0, 1.0,
+                           /*integer=*/true, "s", gi, static_cast<int>(k));
+      if (k == 0) m.first_column[g] = c;
+      b.add_entry(c, 1.0);
+    }
+    b.end_row(1, 1, "one", gi);  // sum_k s_gk = 1
+  }
+  if (!cost) m.peak_column = b.add_column(1.0, kInfiniteCost, /*integer=*/false, "M");
+  add_edges(r, m, b, cost);
+  add_memory_rows(r, m, b, !cost);
+  return m;
+}
+
+void IlpModel::to_columns(std::vector<int>& start, std::vector<int>& index,
+                          std::vector<double>& value) const {
+  start.assign(sz(columns()) + 1, 0);
+  for (int c : row_index) ++start[sz(c) + 1];
+  for (size_t c = 0; c < sz(columns()); ++c) start[c + 1] += start[c];
+  std::vector<int> fill(start.begin(), start.end() - 1);
+  index.resize(row_index.size());
+  value.resize(row_index.size());
+  for (int r = 0; r < rows(); ++r)
+    for (int p = row_start[sz(r)]; p < row_start[sz(r) + 1]; ++p) {
+      int at = fill[sz(row_index[sz(p)])]++;
+      index[sz(at)] = r;
+      value[sz(at)] = row_value[sz(p)];
+    }
+}
+
+std::vector<int32_t> decode_choice(const ReducedProblem& r, const IlpModel& m,
+                                   const double* columns) {
+  std::vector<int32_t> choice(r.nodes.size(), 0);
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    if (m.first_column[g] < 0) continue;
+    const double* s = columns + m.first_column[g];
+    choice[g] = static_cast<int32_t>(std::max_element(s, s + r.nodes[g].alive.size()) - s);
+  }
+  return choice;
+}
+
+}  // namespace autopar::planner

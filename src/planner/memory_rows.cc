@@ -1,0 +1,101 @@
+// Memory rows of the reduced problem: one per time point (live activations
+// plus static bytes) and one for static bytes alone when static_budget is set.
+#include <algorithm>
+
+#include "planner/presolve.h"
+
+namespace autopar::planner {
+namespace {
+
+size_t sz(int32_t i) { return static_cast<size_t>(i); }
+
+// Sums byte vectors per group over alive strategies, then splits each sum
+// into its minimum (the row constant) and the excess (the row terms).
+class RowBuilder {
+ public:
+  RowBuilder(const Problem& p, const ReducedProblem& r) : p_(p), r_(r) {
+    offset_.resize(r.nodes.size() + 1, 0);
+    for (size_t g = 0; g < r.nodes.size(); ++g)
+      offset_[g + 1] = offset_[g] + r.nodes[g].alive.size();
+    acc_.assign(offset_.back(), 0.0);
+    touched_.assign(r.nodes.size(), 0);
+  }
+
+  void add(NodeIdx v, const std::vector<double>& bytes) {
+    if (bytes.empty()) return;
+    GroupIdx g = r_.group_of[sz(v)];
+    if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
+    const auto& alive = r_.nodes[sz(g)].alive;
+    const auto& map = r_.from_root[sz(v)];
+    for (size_t k = 0; k < alive.size(); ++k)
+      acc_[offset_[sz(g)] + k] += bytes[sz(map[sz(alive[k])])];
+  }
+
+  void add_static() {
+    for (size_t v = 0; v < p_.nodes.size(); ++v)
+      add(static_cast<NodeIdx>(v), p_.nodes[v].static_bytes);
+  }
+
+  // Returns the row and the most its left side can reach.
+  MemoryRow finish(TimeIdx point, double budget, double& max_sum) {
+    MemoryRow row{point, false, budget, 0.0, {}};
+    max_sum = 0;
+    std::sort(order_.begin(), order_.end());
+    for (GroupIdx g : order_) {
+      double* acc = &acc_[offset_[sz(g)]];
+      size_t n = r_.nodes[sz(g)].alive.size();
+      double lo = *std::min_element(acc, acc + n), hi = *std::max_element(acc, acc + n);
+      row.constant += lo;
+      max_sum += hi;
+      if (hi > lo) {
+        MemoryTerm term{g, std::vector<double>(acc, acc + n)};
+        for (double& c : term.coef) c -= lo;
+        row.terms.push_back(std::move(term));
+      }
+      std::fill(acc, acc + n, 0.0);
+      touched_[sz(g)] = 0;
+    }
+    order_.clear();
+    return row;
+  }
+
+ private:
+  const Problem& p_;
+  const ReducedProblem& r_;
+  std::vector<size_t> offset_;
+  std::vector<double> acc_;
+  std::vector<char> touched_;
+  std::vector<GroupIdx> order_;
+};
+
+}  // namespace
+
+void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOptions& options) {
+  RowBuilder builder(p, r);
+  auto emit = [&](TimeIdx point, double budget) {
+    double max_sum = 0;
+    MemoryRow row = builder.finish(point, budget, max_sum);
+    // A row whose worst case fits can never bind.
+    if (options.all_memory_rows || max_sum > budget) r.memory_rows.push_back(std::move(row));
+  };
+  bool peak_rows = options.all_memory_rows || p.memory_budget < kNoBudget;
+  if (peak_rows && p.live_points.empty()) {
+    builder.add_static();
+    emit(-1, p.memory_budget);
+  }
+  for (size_t t = 0; peak_rows && t < p.live_points.size(); ++t) {
+    for (NodeIdx v : p.live_points[t]) builder.add(v, p.nodes[sz(v)].bytes);
+    builder.add_static();
+    emit(static_cast<TimeIdx>(t), p.memory_budget);
+  }
+  // The min-peak problem (all_memory_rows) bounds the peak rows only.
+  if (p.static_budget < kNoBudget && !options.all_memory_rows) {
+    builder.add_static();
+    double max_sum = 0;
+    MemoryRow row = builder.finish(-1, p.static_budget, max_sum);
+    row.static_budget_row = true;
+    if (max_sum > p.static_budget) r.memory_rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace autopar::planner

@@ -1,0 +1,239 @@
+#include "planner/presolve.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace autopar::planner {
+namespace {
+
+size_t sz(int32_t i) { return static_cast<size_t>(i); }
+
+// Follow groups: each node's leader-of-leaders and the composed strategy map.
+void build_groups(const Problem& p, ReducedProblem& r) {
+  size_t n = p.nodes.size();
+  std::vector<const Follow*> follow_of(n, nullptr);
+  for (const Follow& f : p.follows) follow_of[sz(f.follower)] = &f;
+  r.group_of.assign(n, -1);
+  r.from_root.assign(n, {});
+  for (size_t v = 0; v < n; ++v) {
+    if (follow_of[v] != nullptr) continue;
+    r.group_of[v] = static_cast<GroupIdx>(r.nodes.size());
+    r.nodes.push_back(ReducedNode{static_cast<NodeIdx>(v), {}, {}});
+    auto& map = r.from_root[v];
+    map.resize(p.strategy_count(static_cast<NodeIdx>(v)));
+    for (size_t i = 0; i < map.size(); ++i) map[i] = static_cast<StrategyIdx>(i);
+  }
+  std::vector<NodeIdx> chain;  // resolve followers top-down, no recursion
+  for (size_t v = 0; v < n; ++v) {
+    for (NodeIdx at = static_cast<NodeIdx>(v); r.group_of[sz(at)] < 0;
+         at = follow_of[sz(at)]->leader)
+      chain.push_back(at);
+    for (; !chain.empty(); chain.pop_back()) {
+      const Follow& f = *follow_of[sz(chain.back())];
+      const auto& up = r.from_root[sz(f.leader)];
+      auto& map = r.from_root[sz(f.follower)];
+      map.resize(up.size());
+      for (size_t i = 0; i < up.size(); ++i)
+        map[i] = up[i] == kNoStrategy ? kNoStrategy : f.map[sz(up[i])];
+      r.group_of[sz(f.follower)] = r.group_of[sz(f.leader)];
+    }
+  }
+}
+
+// Marks the leader strategies that some member forbids, and sums member costs
+// and within-group edges over the leader's strategies.
+void fold_members(const Problem& p, ReducedProblem& r, std::vector<std::vector<char>>& ok,
+                  std::vector<std::vector<double>>& cost) {
+  std::vector<std::vector<char>> pinned(p.nodes.size());
+  for (const Pin& pin : p.pins) {
+    std::vector<char> mask(p.strategy_count(pin.node), 0);
+    for (StrategyIdx i : pin.allowed) mask[sz(i)] = 1;
+    auto& cur = pinned[sz(pin.node)];
+    if (cur.empty()) cur = mask;
+    else for (size_t i = 0; i < cur.size(); ++i) cur[i] = cur[i] && mask[i];
+  }
+  for (const ReducedNode& g : r.nodes) {
+    ok.emplace_back(p.strategy_count(g.root), 1);
+    cost.emplace_back(p.strategy_count(g.root), 0.0);
+  }
+  for (size_t v = 0; v < p.nodes.size(); ++v) {
+    GroupIdx g = r.group_of[v];
+    const auto& map = r.from_root[v];
+    for (size_t i = 0; i < map.size(); ++i) {
+      StrategyIdx j = map[i];
+      bool allowed = j != kNoStrategy && p.nodes[v].costs[sz(j)] < kInfiniteCost &&
+                     (pinned[v].empty() || pinned[v][sz(j)]);
+      if (!allowed) ok[sz(g)][i] = 0;
+      else cost[sz(g)][i] += p.nodes[v].costs[sz(j)];
+    }
+  }
+  for (const ProblemEdge& e : p.edges) {
+    GroupIdx g = r.group_of[sz(e.src)];
+    if (g != r.group_of[sz(e.dst)]) continue;
+    const auto &ms = r.from_root[sz(e.src)], &md = r.from_root[sz(e.dst)];
+    for (size_t i = 0; i < ms.size(); ++i) {
+      if (!ok[sz(g)][i]) continue;
+      double c = e.cost(ms[i], md[i], p.strategy_count(e.dst));
+      if (c < kInfiniteCost) cost[sz(g)][i] += c;
+      else ok[sz(g)][i] = 0;
+    }
+  }
+}
+
+// Edges between groups over alive strategies, oriented u < v, parallel ones summed.
+void build_edges(const Problem& p, ReducedProblem& r) {
+  std::unordered_map<uint64_t, size_t> index;
+  for (const ProblemEdge& e : p.edges) {
+    GroupIdx gs = r.group_of[sz(e.src)], gd = r.group_of[sz(e.dst)];
+    if (gs == gd) continue;
+    bool flip = gs > gd;
+    GroupIdx u = flip ? gd : gs, v = flip ? gs : gd;
+    uint64_t key = (static_cast<uint64_t>(u) << 32) | static_cast<uint32_t>(v);
+    const auto &au = r.nodes[sz(u)].alive, &av = r.nodes[sz(v)].alive;
+    auto [it, fresh] = index.try_emplace(key, r.edges.size());
+    if (fresh) r.edges.push_back(ReducedEdge{u, v, std::vector<double>(au.size() * av.size())});
+    auto& out = r.edges[it->second].costs;
+    const auto &ms = r.from_root[sz(e.src)], &md = r.from_root[sz(e.dst)];
+    size_t nd = p.strategy_count(e.dst);
+    for (size_t k = 0; k < au.size(); ++k)
+      for (size_t l = 0; l < av.size(); ++l) {
+        StrategyIdx is = flip ? av[l] : au[k], id = flip ? au[k] : av[l];
+        out[k * av.size() + l] += e.cost(ms[sz(is)], md[sz(id)], nd);
+      }
+  }
+}
+
+// Edge consistency: drop strategies whose every live partner is forbidden.
+bool propagate(ReducedProblem& r, std::vector<std::vector<char>>& live) {
+  bool any_change = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const ReducedEdge& e : r.edges) {
+      auto &lu = live[sz(e.u)], &lv = live[sz(e.v)];
+      size_t nv = lv.size();
+      std::vector<char> col_ok(nv, 0);
+      for (size_t k = 0; k < lu.size(); ++k) {
+        if (!lu[k]) continue;
+        bool row_ok = false;
+        for (size_t l = 0; l < nv; ++l)
+          if (lv[l] && e.costs[k * nv + l] < kInfiniteCost) row_ok = true, col_ok[l] = 1;
+        if (!row_ok) lu[k] = 0, changed = true;
+      }
+      for (size_t l = 0; l < nv; ++l)
+        if (lv[l] && !col_ok[l]) lv[l] = 0, changed = true;
+    }
+    any_change = any_change || changed;
+  }
+  return any_change;
+}
+
+std::string describe_group(const Problem& p, const ReducedProblem& r, GroupIdx g) {
+  size_t members = std::count(r.group_of.begin(), r.group_of.end(), g);
+  return fmt::format("'{}' (with {} follower(s))", p.nodes[sz(r.nodes[sz(g)].root)].name,
+                     members - 1);
+}
+
+// Keeps only live strategies in nodes and edge matrices.
+void compact(ReducedProblem& r, const std::vector<std::vector<char>>& live) {
+  std::vector<std::vector<size_t>> keep(r.nodes.size());
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    ReducedNode& n = r.nodes[g];
+    std::vector<StrategyIdx> alive;
+    std::vector<double> costs;
+    for (size_t k = 0; k < n.alive.size(); ++k)
+      if (live[g][k]) keep[g].push_back(k), alive.push_back(n.alive[k]), costs.push_back(n.costs[k]);
+    n.alive = std::move(alive);
+    n.costs = std::move(costs);
+  }
+  for (ReducedEdge& e : r.edges) {
+    size_t nv_old = live[sz(e.v)].size();
+    std::vector<double> out;
+    out.reserve(keep[sz(e.u)].size() * keep[sz(e.v)].size());
+    for (size_t k : keep[sz(e.u)])
+      for (size_t l : keep[sz(e.v)]) out.push_back(e.costs[k * nv_old + l]);
+    e.costs = std::move(out);
+  }
+}
+
+// Edges with a single-strategy end become node costs; single nodes become constants.
+void fold_single_ends(ReducedProblem& r) {
+  std::vector<ReducedEdge> kept;
+  for (ReducedEdge& e : r.edges) {
+    ReducedNode &u = r.nodes[sz(e.u)], &v = r.nodes[sz(e.v)];
+    size_t nu = u.alive.size(), nv = v.alive.size();
+    if (nu > 1 && nv > 1) { kept.push_back(std::move(e)); continue; }
+    for (size_t k = 0; k < nu; ++k)
+      for (size_t l = 0; l < nv; ++l) {
+        double c = e.costs[k * nv + l];
+        if (nu == 1 && nv == 1) r.constant_cost += c;
+        else if (nu == 1) v.costs[l] += c;
+        else u.costs[k] += c;
+      }
+  }
+  r.edges = std::move(kept);
+  for (const ReducedNode& n : r.nodes)
+    if (n.alive.size() == 1) r.constant_cost += n.costs[0];
+}
+
+void build_domains(const Problem& p, ReducedProblem& r) {
+  std::vector<std::vector<char>> ok;
+  std::vector<std::vector<double>> cost;
+  fold_members(p, r, ok, cost);
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    for (size_t i = 0; i < ok[g].size(); ++i)
+      if (ok[g][i]) r.nodes[g].alive.push_back(static_cast<StrategyIdx>(i)), r.nodes[g].costs.push_back(cost[g][i]);
+    if (r.nodes[g].alive.empty() && r.infeasible.empty())
+      r.infeasible = fmt::format(
+          "node {} has no allowed strategy: infinite costs, pins and follow maps exclude all {}",
+          describe_group(p, r, static_cast<GroupIdx>(g)), ok[g].size());
+  }
+}
+
+}  // namespace
+
+ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
+  ReducedProblem r;
+  build_groups(p, r);
+  build_domains(p, r);
+  if (!r.infeasible.empty()) return r;
+  build_edges(p, r);
+  std::vector<std::vector<char>> live;
+  for (const ReducedNode& n : r.nodes) live.emplace_back(n.alive.size(), 1);
+  if (propagate(r, live)) {
+    for (size_t g = 0; g < live.size(); ++g)
+      if (std::count(live[g].begin(), live[g].end(), 1) == 0) {
+        r.infeasible = fmt::format(
+            "node {} has no strategy left: forbidden resharding (infinite edge costs) "
+            "excludes every pairing with its neighbours",
+            describe_group(p, r, static_cast<GroupIdx>(g)));
+        return r;
+      }
+    compact(r, live);
+  }
+  fold_single_ends(r);
+  build_memory_rows(p, r, options);
+  return r;
+}
+
+Assignment expand(const ReducedProblem& r, const std::vector<int32_t>& choice) {
+  Assignment a(r.group_of.size());
+  for (size_t v = 0; v < a.size(); ++v) {
+    GroupIdx g = r.group_of[v];
+    a[v] = r.from_root[v][sz(r.nodes[sz(g)].alive[sz(choice[sz(g)])])];
+  }
+  return a;
+}
+
+double min_bytes_of(const Problem& p, const ReducedProblem& r, NodeIdx node, bool static_bytes) {
+  const ProblemNode& n = p.nodes[sz(node)];
+  const auto& bytes = static_bytes ? n.static_bytes : n.bytes;
+  if (bytes.empty()) return 0;
+  double best = kInfiniteCost;
+  for (StrategyIdx i : r.nodes[sz(r.group_of[sz(node)])].alive)
+    best = std::min(best, bytes[sz(r.from_root[sz(node)][sz(i)])]);
+  return best;
+}
+
+}  // namespace autopar::planner

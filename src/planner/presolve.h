@@ -1,0 +1,84 @@
+// Presolve: shrinks a Problem before it becomes an ILP.
+//
+// - Each follow group (a leader and the nodes that follow it, transitively)
+//   becomes one reduced node over the leader's strategies; members' costs,
+//   bytes and edges are mapped through the follow maps.
+// - Strategies that are forbidden (infinite cost, a pin, a follow map with
+//   kNoStrategy, an infinite edge inside a group) are dropped, then edge
+//   consistency removes strategies whose every partner across an edge is
+//   forbidden, until nothing changes.
+// - Parallel edges between the same two groups are summed into one matrix.
+// - An edge with a single-strategy end folds into the other end's costs.
+// - Memory rows: per time point, the per-node byte vectors are summed per
+//   reduced node, and each vector's minimum moves into the row's constant (one
+//   strategy is always chosen), which zeroes many coefficients. Rows that can
+//   never exceed their budget are dropped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/problem.h"
+
+namespace autopar::planner {
+
+using GroupIdx = int32_t;  // a reduced node
+
+struct ReducedNode {
+  NodeIdx root = 0;                // the group's leader in the Problem
+  std::vector<StrategyIdx> alive;  // leader strategies still possible
+  std::vector<double> costs;       // per alive strategy, members and folded edges
+};
+
+struct ReducedEdge {
+  GroupIdx u = 0;
+  GroupIdx v = 0;
+  std::vector<double> costs;  // row-major [alive of u][alive of v]; may hold kInfiniteCost
+};
+
+struct MemoryTerm {
+  GroupIdx group = 0;
+  std::vector<double> coef;  // per alive strategy, minimum already subtracted
+};
+
+struct MemoryRow {
+  TimeIdx point = -1;  // index into Problem::live_points; -1: the static-only row
+  bool static_budget_row = false;  // static bytes against Problem::static_budget
+  double budget = kNoBudget;
+  double constant = 0;  // bytes no choice can avoid: a lower bound on the row
+  std::vector<MemoryTerm> terms;
+};
+
+struct ReducedProblem {
+  std::vector<ReducedNode> nodes;
+  std::vector<ReducedEdge> edges;  // both ends have two or more strategies
+  std::vector<MemoryRow> memory_rows;
+  double constant_cost = 0;  // from single-strategy nodes and folded edges
+  std::string infeasible;    // non-empty: no assignment exists (says why)
+  // Expansion back to the Problem: node -> its group, and the leader-to-node
+  // strategy map (identity for leaders).
+  std::vector<GroupIdx> group_of;
+  std::vector<std::vector<StrategyIdx>> from_root;
+};
+
+struct PresolveOptions {
+  // Build a row for every time point even when no budget is set and keep rows
+  // that cannot bind (for the min-peak-memory problem).
+  bool all_memory_rows = false;
+};
+
+// Requires validate(problem) to have passed.
+ReducedProblem presolve(const Problem& problem, const PresolveOptions& options = {});
+
+// The memory-row part of presolve (memory_rows.cc); needs groups and domains.
+void build_memory_rows(const Problem& problem, ReducedProblem& reduced,
+                       const PresolveOptions& options);
+
+// choice[g] is an index into nodes[g].alive.
+Assignment expand(const ReducedProblem& reduced, const std::vector<int32_t>& choice);
+
+// Smallest bytes node `node` can have under the reduced domains.
+double min_bytes_of(const Problem& problem, const ReducedProblem& reduced, NodeIdx node,
+                    bool static_bytes);
+
+}  // namespace autopar::planner

@@ -1,0 +1,125 @@
+// CBC (after presolve) against brute force on small random problems with
+// forbidden pairs, pins, follows and memory rows; fixed seeds.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "planner/brute_force.h"
+#include "planner/cbc_solver.h"
+
+namespace autopar::planner {
+namespace {
+
+struct Knobs {
+  bool memory = false;
+  bool pins = false;
+  bool follows = false;
+};
+
+class RandomProblem {
+ public:
+  explicit RandomProblem(uint32_t seed) : rng_(seed) {}
+
+  Problem make(const Knobs& k) {
+    Problem p;
+    int n = uniform(3, 6);
+    for (int v = 0; v < n; ++v) add_node(p, v, k.memory);
+    for (int v = 1; v < n; ++v) add_edge(p, uniform(0, v - 1), v);  // a random tree
+    for (int extra = uniform(0, 2); extra > 0; --extra) {
+      int a = uniform(0, n - 1), b = uniform(0, n - 1);
+      if (a != b) add_edge(p, a, b);
+    }
+    if (k.pins) p.pins.push_back(Pin{uniform(0, n - 1), {0}});
+    if (k.follows) add_follow(p, n);
+    if (k.memory) add_memory(p, n);
+    return p;
+  }
+
+ private:
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  void add_node(Problem& p, int v, bool memory) {
+    std::vector<double> costs(static_cast<size_t>(uniform(1, 4)));
+    for (double& c : costs) c = uniform(0, 20);
+    if (costs.size() > 1 && uniform(0, 9) == 0) costs[1] = kInfiniteCost;
+    NodeIdx idx = p.add_node("n" + std::to_string(v), costs);
+    if (!memory) return;
+    auto& node = p.nodes[static_cast<size_t>(idx)];
+    for (size_t i = 0; i < costs.size(); ++i) node.bytes.push_back(uniform(0, 100));
+    if (uniform(0, 2) == 0)
+      for (size_t i = 0; i < costs.size(); ++i) node.static_bytes.push_back(uniform(0, 40));
+  }
+
+  void add_edge(Problem& p, int a, int b) {
+    size_t count = p.strategy_count(a) * p.strategy_count(b);
+    std::vector<double> costs(count);
+    for (double& c : costs) c = uniform(0, 9) == 0 ? kInfiniteCost : uniform(0, 15);
+    p.add_edge(a, b, costs);
+  }
+
+  void add_follow(Problem& p, int n) {
+    int leader = uniform(0, n - 1), follower = uniform(0, n - 1);
+    if (leader == follower) return;
+    std::vector<StrategyIdx> map(p.strategy_count(leader));
+    int fc = static_cast<int>(p.strategy_count(follower));
+    for (StrategyIdx& j : map) j = uniform(0, 4) == 0 ? kNoStrategy : uniform(0, fc - 1);
+    p.follows.push_back(Follow{leader, follower, map});
+  }
+
+  void add_memory(Problem& p, int n) {
+    for (int t = uniform(2, 5); t > 0; --t) {
+      std::vector<NodeIdx> live;
+      for (int v = 0; v < n; ++v)
+        if (uniform(0, 1) == 1) live.push_back(v);
+      p.live_points.push_back(live);
+    }
+    // Between all-zero and a rough all-max peak, off the integers so no
+    // assignment sits exactly on the budget (CBC's tolerance would differ).
+    p.memory_budget = uniform(50, 250) + 0.5;
+    if (uniform(0, 3) == 0) p.static_budget = uniform(0, 80) + 0.5;
+  }
+
+  std::mt19937 rng_;
+};
+
+void expect_cbc_matches_brute_force(const Knobs& knobs, uint32_t first_seed, int count) {
+  int feasible = 0;
+  for (uint32_t seed = first_seed; seed < first_seed + static_cast<uint32_t>(count); ++seed) {
+    Problem p = RandomProblem(seed).make(knobs);
+    Expected<Solution> cbc = solve_with_cbc(p);
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(cbc.ok() && exact.ok()) << "seed " << seed;
+    bool exact_ok = exact->status == SolveStatus::kOptimal;
+    ASSERT_EQ(cbc->status, exact->status) << "seed " << seed << ": " << cbc->message;
+    if (!exact_ok) {
+      if (exact->shortfall && cbc->shortfall) {
+        EXPECT_NEAR(cbc->shortfall->lower_bound_bytes, exact->shortfall->lower_bound_bytes, 1e-6)
+            << "seed " << seed;
+      }
+      continue;
+    }
+    ++feasible;
+    EXPECT_NEAR(cbc->objective, exact->objective, 1e-6) << "seed " << seed;
+    EXPECT_TRUE(is_feasible(p, evaluate(p, cbc->assignment))) << "seed " << seed;
+  }
+  EXPECT_GT(feasible, count / 4) << "the generator should mostly make feasible problems";
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceOnCostsAndForbiddenPairs) {
+  expect_cbc_matches_brute_force({}, /*first_seed=*/100, /*count=*/15);
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceWithPinsAndFollows) {
+  expect_cbc_matches_brute_force({.pins = true, .follows = true}, 200, 15);
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceWithMemoryRows) {
+  expect_cbc_matches_brute_force({.memory = true}, 300, 15);
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceWithEverything) {
+  expect_cbc_matches_brute_force({.memory = true, .pins = true, .follows = true}, 400, 15);
+}
+
+}  // namespace
+}  // namespace autopar::planner
