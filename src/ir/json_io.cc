@@ -119,7 +119,7 @@ std::vector<std::string_view> similar_op_names(std::string_view name, size_t max
   for (const OpDef& def : all_ops()) {
     size_t score = std::min(edit_distance(name, def.name),
                             edit_distance(base_name(name), base_name(def.name)));
-    if (score <= std::max<size_t>(2, base_name(name).size() / 3)) scored.emplace_back(score, def.name);
+    if (score <= std::max<size_t>(1, base_name(name).size() / 3)) scored.emplace_back(score, def.name);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string_view> names;

@@ -378,9 +378,9 @@ Status Reader::read_output(const Json& value, size_t index) {
     if (!param_id) return param_id.error();
     const Node& p = graph_.node(*param_id);
     if (!p.is_placeholder() || p.kind != PlaceholderKind::kParam) {
-      std::string what = p.is_placeholder() ? fmt::format("a {} placeholder", placeholder_kind_name(p.kind))
-                                            : fmt::format("a {} node", op_name(p.op));
-      return where.at(".param").error("'{}' is not a param placeholder (it is {})", p.name, what);
+      std::string what = p.is_placeholder() ? fmt::format("its kind is {}", placeholder_kind_name(p.kind))
+                                            : fmt::format("its op is {}", op_name(p.op));
+      return where.at(".param").error("'{}' is not a param placeholder ({})", p.name, what);
     }
     output.param = *param_id;
   }

@@ -125,9 +125,9 @@ Status check_gradient(const Graph& graph, size_t index, const GraphOutput& outpu
   const Node& param = graph.node(output.param);
   if (!param.is_placeholder() || param.kind != PlaceholderKind::kParam) {
     std::string what = param.is_placeholder()
-                           ? fmt::format("a {} placeholder", placeholder_kind_name(param.kind))
-                           : fmt::format("a {} node", op_name(param.op));
-    return make_error("graph output {} (grad): '{}' is not a param placeholder (it is {})",
+                           ? fmt::format("its kind is {}", placeholder_kind_name(param.kind))
+                           : fmt::format("its op is {}", op_name(param.op));
+    return make_error("graph output {} (grad): '{}' is not a param placeholder ({})",
                       index, param.name, what);
   }
   const Node& grad = graph.node(output.node);
