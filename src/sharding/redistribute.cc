@@ -1,0 +1,150 @@
+#include "sharding/redistribute.h"
+
+#include <fmt/format.h>
+
+namespace autopar {
+
+TensorMeta communicated_meta(const TensorMeta& meta) {
+  if (!is_complex(meta.dtype)) return meta;
+  TensorMeta real{meta.shape, real_part_dtype(meta.dtype)};
+  real.shape.push_back(2);
+  return real;
+}
+
+namespace {
+
+class Planner {
+ public:
+  Planner(const TensorMeta& meta, const Sharding& from, const DeviceMesh& mesh)
+      : meta_(communicated_meta(meta)), cur_(from), mesh_(mesh) {}
+
+  void run(const Sharding& to) {
+    for (MeshDim m = mesh_.ndim() - 1; m >= 0; --m) change_outward(m, to[m]);
+    for (MeshDim m = 0; m < mesh_.ndim(); ++m) {
+      if (cur_[m] == to[m]) continue;
+      if (to[m].is_shard()) gather_inner(m, to[m].dim(), -1);
+      step(Collective::kLocalSlice, m, to[m], /*bytes_after=*/true);
+    }
+  }
+
+  RedistPlan take() {
+    RedistPlan plan;
+    plan.sent_meta = meta_;
+    plan.steps = std::move(steps_);
+    for (const RedistStep& s : plan.steps) {
+      plan.time_s += s.time_s;
+      plan.sent_bytes += s.sent_bytes;
+    }
+    return plan;
+  }
+
+ private:
+  // Phase 1 on mesh dim m: every change that communicates.
+  void change_outward(MeshDim m, Placement target) {
+    Placement c = cur_[m];
+    if (c == target || c.is_replicate()) return;
+    if (c.is_shard() && target.is_shard()) {
+      gather_inner(m, c.dim(), target.dim());
+      step(Collective::kAllToAll, m, target, /*bytes_after=*/false);
+    } else if (c.is_shard()) {
+      gather_inner(m, c.dim(), -1);
+      step(Collective::kAllGather, m, Placement::replicate(), /*bytes_after=*/true);
+    } else if (target.is_shard()) {
+      gather_inner(m, target.dim(), -1);
+      step(Collective::kReduceScatter, m, target, /*bytes_after=*/false);
+    } else {
+      step(Collective::kAllReduce, m, Placement::replicate(), /*bytes_after=*/false);
+    }
+  }
+
+  // Gathers every mesh dim inside m that splits tensor dim d0 or d1, innermost first.
+  void gather_inner(MeshDim m, int d0, int d1) {
+    for (MeshDim k = mesh_.ndim() - 1; k > m; --k) {
+      Placement p = cur_[k];
+      if (p.is_shard() && (p.dim() == d0 || p.dim() == d1)) {
+        step(Collective::kAllGather, k, Placement::replicate(), /*bytes_after=*/true);
+      }
+    }
+  }
+
+  // Records one step; bytes are counted on the local shape before or after it.
+  void step(Collective c, MeshDim m, Placement to, bool bytes_after) {
+    RedistStep s;
+    s.collective = c;
+    s.mesh_dim = m;
+    s.from = cur_[m];
+    s.to = to;
+    s.dtype = meta_.dtype;
+    if (bytes_after) cur_[m] = to;
+    local_shape_into(meta_.shape, cur_, mesh_, s.local_shape);
+    cur_[m] = to;
+    int64_t numel = 1;
+    for (int64_t d : s.local_shape) numel *= d;
+    const MeshDimSpec& dim = mesh_.dims[static_cast<size_t>(m)];
+    if (c != Collective::kLocalSlice) {
+      s.buffer_bytes = static_cast<double>(numel * dtype_size(meta_.dtype));
+      s.sent_bytes = collective_sent_bytes(c, dim.size, s.buffer_bytes);
+      s.time_s = collective_time(c, dim.size, s.buffer_bytes, dim.link);
+    }
+    steps_.push_back(std::move(s));
+  }
+
+  TensorMeta meta_;
+  Sharding cur_;
+  const DeviceMesh& mesh_;
+  std::vector<RedistStep> steps_;
+};
+
+}  // namespace
+
+RedistPlan plan_redistribution(const TensorMeta& meta, const Sharding& from, const Sharding& to,
+                               const DeviceMesh& mesh) {
+  Planner planner(meta, from, mesh);
+  if (!(from == to)) planner.run(to);
+  return planner.take();
+}
+
+std::string to_string(const RedistStep& s, const DeviceMesh& mesh) {
+  return fmt::format("{} {} {}->{} {}{} B={} sent={} t={:.3g}us", collective_name(s.collective),
+                     mesh.dims[static_cast<size_t>(s.mesh_dim)].name, to_string(s.from),
+                     to_string(s.to), dtype_name(s.dtype), shape_to_string(s.local_shape),
+                     s.buffer_bytes, s.sent_bytes, s.time_s * 1e6);
+}
+
+std::string to_string(const RedistPlan& plan, const DeviceMesh& mesh) {
+  if (plan.steps.empty()) return "no steps";
+  std::string out;
+  for (const RedistStep& s : plan.steps) out += (out.empty() ? "" : "; ") + to_string(s, mesh);
+  return out;
+}
+
+size_t RedistributionCache::KeyHash::operator()(const Key& k) const {
+  uint64_t h = k.meta * 0x9E3779B97F4A7C15ull;
+  h ^= k.from + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h ^= k.to + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return static_cast<size_t>(h);
+}
+
+size_t RedistributionCache::MetaHash::operator()(const TensorMeta& m) const {
+  uint64_t h = static_cast<uint64_t>(m.dtype);
+  for (int64_t d : m.shape) h = h * 1000003u ^ static_cast<uint64_t>(d);
+  return static_cast<size_t>(h);
+}
+
+RedistributionCache::MetaId RedistributionCache::intern(const TensorMeta& meta) {
+  auto [it, inserted] = meta_ids_.try_emplace(meta, static_cast<MetaId>(metas_.size()));
+  if (inserted) metas_.push_back(meta);
+  return it->second;
+}
+
+double RedistributionCache::time(MetaId meta, const Sharding& from, const Sharding& to) {
+  if (from == to) return 0.0;
+  Key key{meta, from.key(), to.key()};
+  auto it = times_.find(key);
+  if (it != times_.end()) return it->second;
+  double t = plan_redistribution(metas_[meta], from, to, mesh_).time_s;
+  times_.emplace(key, t);
+  return t;
+}
+
+}  // namespace autopar

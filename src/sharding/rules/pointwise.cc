@@ -1,0 +1,37 @@
+// Pointwise ops: every output dim is a factor; inputs broadcast onto it.
+// Partial flows only through ops linear in the Partial inputs.
+#include "sharding/rules/builders.h"
+
+namespace autopar::sharding_rules {
+
+Expected<OpRule> pointwise_linear_rule(const RuleCall& call) {
+  return identity_rule(call, /*linear=*/true);
+}
+
+// relu, silu, rsqrt, pow, add.Scalar (x + c is not linear: n partial terms would add c n times).
+Expected<OpRule> pointwise_nonlinear_rule(const RuleCall& call) {
+  return identity_rule(call, /*linear=*/false);
+}
+
+Expected<OpRule> add_tensor_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (rule) add_linear(*rule, {0, 1});
+  return rule;
+}
+
+Expected<OpRule> mul_tensor_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (!rule) return rule;
+  add_linear(*rule, {0});
+  add_linear(*rule, {1});
+  return rule;
+}
+
+// silu_backward(grad, x), threshold_backward(grad, x): linear in grad only.
+Expected<OpRule> grad_linear_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (rule) add_linear(*rule, {0});
+  return rule;
+}
+
+}  // namespace autopar::sharding_rules

@@ -1,0 +1,99 @@
+// The op -> rule registry, in OpId order (the op table's order; a
+// static_assert keeps it sorted). A missing op is reported by
+// ops_without_rule() (and a coverage test), never silently replicated.
+#include <algorithm>
+#include <array>
+
+#include "sharding/rules/builders.h"
+
+namespace autopar {
+namespace {
+
+using namespace sharding_rules;
+
+struct RuleEntry {
+  OpId op;
+  RuleFn fn;
+};
+
+// clang-format off
+constexpr RuleEntry kRules[] = {
+  {OpId::kPlaceholder, placeholder_rule},
+  {OpId::kGetItem, getitem_rule},
+  {OpId::kAddmm, addmm_rule},
+  {OpId::kBmm, bmm_rule},
+  {OpId::kMm, mm_rule},
+  {OpId::kClone, pointwise_linear_rule},
+  {OpId::kExpand, expand_rule},
+  {OpId::kT, t_rule},
+  {OpId::kTranspose, transpose_rule},
+  {OpId::kUnsafeView, view_rule},
+  {OpId::kUnsqueeze, unsqueeze_rule},
+  {OpId::kView, view_rule},
+  {OpId::kConj, conj_rule},
+  {OpId::kViewAsComplex, view_as_complex_rule},
+  {OpId::kViewAsReal, view_as_real_rule},
+  {OpId::kAddScalar, pointwise_nonlinear_rule},
+  {OpId::kAddTensor, add_tensor_rule},
+  {OpId::kDivScalar, pointwise_linear_rule},
+  {OpId::kMulScalar, pointwise_linear_rule},
+  {OpId::kMulTensor, mul_tensor_rule},
+  {OpId::kPowTensorScalar, pointwise_nonlinear_rule},
+  {OpId::kRelu, pointwise_nonlinear_rule},
+  {OpId::kRsqrt, pointwise_nonlinear_rule},
+  {OpId::kSilu, pointwise_nonlinear_rule},
+  {OpId::kSiluBackward, grad_linear_rule},
+  {OpId::kThresholdBackward, grad_linear_rule},
+  {OpId::kToCopy, pointwise_linear_rule},
+  {OpId::kMeanDim, mean_rule},
+  {OpId::kSumDimIntList, sum_rule},
+  {OpId::kEmbedding, embedding_rule},
+  {OpId::kEmbeddingDenseBackward, embedding_dense_backward_rule},
+  {OpId::kLogSoftmax, log_softmax_rule},
+  {OpId::kLogSoftmaxBackwardData, log_softmax_backward_rule},
+  {OpId::kNllLossBackward, nll_loss_backward_rule},
+  {OpId::kNllLossForward, nll_loss_forward_rule},
+  {OpId::kSdpaFlashCpu, sdpa_rule},
+  {OpId::kSdpaFlashCpuBackward, sdpa_backward_rule},
+};
+// clang-format on
+
+constexpr bool rules_are_sorted() {
+  for (size_t i = 1; i < std::size(kRules); ++i) {
+    if (kRules[i - 1].op >= kRules[i].op) return false;
+  }
+  return true;
+}
+static_assert(rules_are_sorted(), "keep kRules in OpId order, one entry per op");
+
+// Indexed by OpId, built once from the sorted list.
+const std::array<RuleFn, kOpCount>& rule_table() {
+  static const std::array<RuleFn, kOpCount> table = [] {
+    std::array<RuleFn, kOpCount> t{};
+    for (const RuleEntry& e : kRules) t[static_cast<size_t>(e.op)] = e.fn;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+bool has_rule(OpId op) { return rule_table()[static_cast<size_t>(op)] != nullptr; }
+
+Expected<OpRule> op_rule(OpId op, const RuleCall& call) {
+  RuleFn fn = rule_table()[static_cast<size_t>(op)];
+  if (fn == nullptr) return make_error("{} has no sharding rule (src/sharding/rules/)", op_name(op));
+  Expected<OpRule> rule = fn(call);
+  if (!rule) return make_error("{} sharding rule: {}", op_name(op), rule.error().message);
+  return rule;
+}
+
+std::vector<OpId> ops_without_rule() {
+  std::vector<OpId> missing;
+  for (const OpDef& def : all_ops()) {
+    if (!has_rule(def.id)) missing.push_back(def.id);
+  }
+  return missing;
+}
+
+}  // namespace autopar

@@ -1,0 +1,153 @@
+#include "sharding/strategy.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cost/compute_cost.h"
+#include "sharding/op_rules.h"
+
+namespace autopar {
+
+std::string strategy_string(const NodeStrategies& ns, StrategyIdx s) {
+  std::string out;
+  for (int i = 0; i < ns.num_inputs; ++i) out += (i ? "," : "") + to_string(ns.input(s, i));
+  out += "->";
+  for (int o = 0; o < ns.num_outputs; ++o) out += (o ? "," : "") + to_string(ns.output(s, o));
+  return out;
+}
+
+NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const> inputs,
+                           std::span<const TensorMeta> outputs, const DeviceMesh& mesh,
+                           const ShardingOptions& options) {
+  const std::vector<DimOption> dim_options = single_dim_options(rule);
+  const int num_in = static_cast<int>(inputs.size());
+  const int num_out = static_cast<int>(outputs.size());
+  const int per = num_in + num_out;
+  const int mesh_ndim = mesh.ndim();
+  NodeStrategies ns;
+  ns.num_inputs = num_in;
+  ns.num_outputs = num_out;
+  // Odometer over option indices, one digit per mesh dim.
+  std::vector<size_t> digit(static_cast<size_t>(mesh_ndim), 0);
+  std::vector<Sharding> candidate(static_cast<size_t>(per), Sharding::replicated(mesh_ndim));
+  while (true) {
+    bool valid = true;
+    for (int t = 0; t < per && valid; ++t) {
+      // Strategy layout is outputs first; option layout is inputs first.
+      int opt_index = t < num_out ? num_in + t : t - num_out;
+      Sharding& s = candidate[static_cast<size_t>(t)];
+      for (MeshDim m = 0; m < mesh_ndim; ++m) {
+        s[m] = dim_options[digit[static_cast<size_t>(m)]].placements[static_cast<size_t>(opt_index)];
+      }
+      const Shape& shape = t < num_out ? outputs[static_cast<size_t>(t)].shape
+                                       : inputs[static_cast<size_t>(t - num_out)]->shape;
+      valid = is_valid_sharding(shape, s, mesh, options);
+    }
+    if (valid) ns.specs.insert(ns.specs.end(), candidate.begin(), candidate.end());
+    int m = mesh_ndim - 1;
+    while (m >= 0 && ++digit[static_cast<size_t>(m)] == dim_options.size()) {
+      digit[static_cast<size_t>(m)] = 0;
+      --m;
+    }
+    if (m < 0) break;
+  }
+  return ns;
+}
+
+int producer_output_index(const Graph& graph, NodeId node, int input) {
+  const Node& n = graph.node(node);
+  if (n.op == OpId::kGetItem && input == 0) return static_cast<int>(n.attrs.get_int("index"));
+  return 0;
+}
+
+const TensorMeta& input_meta(const Graph& graph, NodeId node, int input) {
+  const Node& producer = graph.node(graph.node(node).inputs[static_cast<size_t>(input)]);
+  return producer.outputs[static_cast<size_t>(producer_output_index(graph, node, input))];
+}
+
+namespace {
+
+std::vector<const TensorMeta*> input_metas(const Graph& graph, NodeId node) {
+  std::vector<const TensorMeta*> metas;
+  for (size_t i = 0; i < graph.node(node).inputs.size(); ++i) {
+    metas.push_back(&input_meta(graph, node, static_cast<int>(i)));
+  }
+  return metas;
+}
+
+// Roofline time of every strategy on its local shapes; scratch buffers are
+// reused so the loop allocates only when a shape first grows.
+void add_compute_times(const Node& node, const std::vector<const TensorMeta*>& inputs,
+                       const DeviceMesh& mesh, const HardwareProfile& hw, NodeStrategies& ns) {
+  ns.compute_s.assign(static_cast<size_t>(ns.size()), 0.0);
+  if (op_def(node.op).has(kStructural)) return;
+  std::vector<std::vector<TensorMeta>> local_in(inputs.size(), std::vector<TensorMeta>(1));
+  std::vector<const std::vector<TensorMeta>*> in_ptrs;
+  for (const auto& v : local_in) in_ptrs.push_back(&v);
+  std::vector<TensorMeta> local_out(node.outputs);
+  OpCall call{in_ptrs, node.attrs};
+  for (StrategyIdx s = 0; s < ns.size(); ++s) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      local_in[i][0].dtype = inputs[i]->dtype;
+      local_shape_into(inputs[i]->shape, ns.input(s, static_cast<int>(i)), mesh, local_in[i][0].shape);
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      local_shape_into(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), mesh,
+                       local_out[o].shape);
+    }
+    ns.compute_s[static_cast<size_t>(s)] = compute_time(node.op, call, local_out, hw);
+  }
+}
+
+}  // namespace
+
+Expected<OpRule> node_rule(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  std::vector<const TensorMeta*> inputs = input_metas(graph, node);
+  RuleCall call{inputs, n.attrs, n.outputs};
+  Expected<OpRule> rule = op_rule(n.op, call);
+  if (!rule) return make_error("node {}: {}", n.name, rule.error().message);
+  return rule;
+}
+
+Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const DeviceMesh& mesh,
+                                         const HardwareProfile& hw,
+                                         const ShardingOptions& options) {
+  Expected<OpRule> rule = node_rule(graph, node);
+  if (!rule) return rule.error();
+  const Node& n = graph.node(node);
+  std::vector<const TensorMeta*> inputs = input_metas(graph, node);
+  NodeStrategies ns = expand_rule(*rule, inputs, n.outputs, mesh, options);
+  add_compute_times(n, inputs, mesh, hw, ns);
+  return ns;
+}
+
+Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,
+                                             const HardwareProfile& hw,
+                                             const ShardingOptions& options) {
+  std::set<std::string_view> missing;
+  for (const Node& n : graph.nodes()) {
+    if (!has_rule(n.op)) missing.insert(op_name(n.op));
+  }
+  if (!missing.empty()) {
+    return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
+                      fmt::join(missing, ", "));
+  }
+  StrategyGraph sg;
+  sg.mesh = mesh;
+  sg.nodes.reserve(static_cast<size_t>(graph.size()));
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    Expected<NodeStrategies> ns = node_strategies(graph, id, mesh, hw, options);
+    if (!ns) return ns.error();
+    if (ns->size() == 0) {
+      return make_error("node {} ({}) has no valid strategy on mesh {}", graph.node(id).name,
+                        op_name(graph.node(id).op), mesh_shape_string(mesh));
+    }
+    sg.nodes.push_back(std::move(*ns));
+  }
+  return sg;
+}
+
+}  // namespace autopar
