@@ -14,13 +14,20 @@
 namespace autopar {
 
 // The options every graph-building subcommand accepts (--model, --batch, --seq,
-// --layers, --dtype). Unset fields take the model config's defaults.
+// --layers, --dtype). Unset fields take the model config's defaults:
+//   llama3-8b, llama3-70b, llama3-405b: batch 2, seq 8192, bf16 (RoPE, RMSNorm
+//     and the loss compute in f32, as torchtitan does)
+//   llama3-debugmodel: batch 8, seq 32, 6 layers, f32
+//   mlp: batch 32, 64 inputs, 2 hidden layers of 256, 16 classes, f32;
+//     --layers sets the hidden layer count, --seq is rejected (no sequence dim)
+// Overrides must be positive; --dtype takes f32, bf16 or f16. Errors name the
+// option and its value. Configs and builders: models/llama3.h, models/mlp.h.
 struct ModelOptions {
   std::string name;
-  std::optional<int64_t> batch;
-  std::optional<int64_t> seq;
-  std::optional<int64_t> layers;
-  std::optional<DType> dtype;
+  std::optional<int64_t> batch = std::nullopt;
+  std::optional<int64_t> seq = std::nullopt;
+  std::optional<int64_t> layers = std::nullopt;
+  std::optional<DType> dtype = std::nullopt;
 };
 
 // Sorted names: "llama3-405b", "llama3-70b", "llama3-8b", "llama3-debugmodel", "mlp".
