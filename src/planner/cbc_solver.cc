@@ -88,6 +88,8 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
   Cbc_setParameter(cbc, "threads", fmt::format("{}", o.threads).c_str());
   Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
+  for (const auto& [name, value] : o.cbc_parameters)
+    Cbc_setParameter(cbc, name.c_str(), value.c_str());
   {
     QuietStdout quiet(!o.verbose);
     Cbc_solve(cbc);

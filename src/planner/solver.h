@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/problem.h"
@@ -26,6 +27,8 @@ struct SolverOptions {
   bool verbose = false;     // let the solver print its log
   // On memory infeasibility, solve the min-peak problem for an exact bound.
   bool exact_memory_bound = true;
+  // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
+  std::vector<std::pair<std::string, std::string>> cbc_parameters;
 };
 
 struct NodeBytes {

@@ -1,0 +1,174 @@
+#include "planner/auto_plan.h"
+
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "memory/liveness.h"
+#include "planner/cbc_solver.h"
+#include "planner/layer_repeats.h"
+#include "planner/problem_builder.h"
+#include "sharding/op_rules.h"
+
+namespace autopar {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Layer members share their representative's variables; a member's parameter
+// placeholders then follow the representative's matching parameters too.
+std::vector<NodeId> sharing_map(const Graph& graph, bool share_layers, int32_t& shared_layers) {
+  LayerRepeats repeats = share_layers ? find_layer_repeats(graph) : LayerRepeats{};
+  if (!share_layers) {
+    repeats.representative.resize(static_cast<size_t>(graph.size()));
+    for (NodeId v = 0; v < graph.size(); ++v) repeats.representative[static_cast<size_t>(v)] = v;
+  }
+  shared_layers = repeats.layers_shared;
+  std::vector<NodeId>& rep = repeats.representative;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    NodeId r = rep[static_cast<size_t>(v)];
+    if (r == v) continue;
+    const Node& node = graph.node(v);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      NodeId in = node.inputs[i];
+      NodeId rep_in = graph.node(r).inputs[i];
+      if (in != rep_in && graph.node(in).is_placeholder() && graph.node(rep_in).is_placeholder() &&
+          graph.node(in).kind == graph.node(rep_in).kind && rep[static_cast<size_t>(in)] == in) {
+        rep[static_cast<size_t>(in)] = rep_in;
+      }
+    }
+  }
+  return rep;
+}
+
+Status check_rules(const Graph& graph) {
+  std::set<std::string_view> missing;
+  for (const Node& n : graph.nodes()) {
+    if (!has_rule(n.op)) missing.insert(op_name(n.op));
+  }
+  if (missing.empty()) return ok_status();
+  return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
+                    fmt::join(missing, ", "));
+}
+
+// Strategies of representatives are built once and copied to their members.
+Expected<StrategyGraph> build_strategies(const Graph& graph, const DeviceMesh& mesh,
+                                         const HardwareProfile& hw,
+                                         const std::vector<NodeId>& rep) {
+  if (Status s = check_rules(graph); !s) return s.error();
+  StrategyGraph sg;
+  sg.mesh = mesh;
+  sg.nodes.resize(static_cast<size_t>(graph.size()));
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    NodeId r = rep[static_cast<size_t>(v)];
+    if (r < v) {
+      sg.nodes[static_cast<size_t>(v)] = sg.nodes[static_cast<size_t>(r)];
+      continue;
+    }
+    Expected<NodeStrategies> ns = node_strategies(graph, v, mesh, hw);
+    if (!ns) return ns.error();
+    if (ns->size() == 0) {
+      return make_error("node {} ({}, {}) has no valid strategy on mesh {}", graph.node(v).name,
+                        op_name(graph.node(v).op), to_string(graph.node(v).meta()),
+                        mesh_shape_string(mesh));
+    }
+    sg.nodes[static_cast<size_t>(v)] = std::move(*ns);
+  }
+  return sg;
+}
+
+// A pinned node keeps its own variables unless its representative carries
+// exactly the same pins (a pin on one layer must not move every layer).
+void unshare_differently_pinned(std::vector<NodeId>& rep,
+                                const std::vector<std::vector<StrategyIdx>>& allowed) {
+  for (size_t v = 0; v < rep.size(); ++v) {
+    auto r = static_cast<size_t>(rep[v]);
+    if (r != v && allowed[v] != allowed[r]) rep[v] = static_cast<NodeId>(v);
+  }
+}
+
+std::string status_name(planner::SolveStatus status) { return planner::to_string(status); }
+
+}  // namespace
+
+std::string_view optimizer_name(Optimizer optimizer) {
+  return optimizer == Optimizer::kSgd ? "sgd" : "adamw";
+}
+
+std::optional<Optimizer> parse_optimizer(std::string_view name) {
+  if (name == "sgd") return Optimizer::kSgd;
+  if (name == "adamw") return Optimizer::kAdamW;
+  return std::nullopt;
+}
+
+double optimizer_bytes_per_element(Optimizer optimizer) {
+  return optimizer == Optimizer::kAdamW ? 8.0 : 0.0;
+}
+
+Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  Expected<DeviceMesh> mesh = make_mesh(options.mesh_shape, options.hardware, options.mesh_options);
+  if (!mesh) return mesh.error();
+  Plan plan;
+  plan.graph_name = graph.name;
+  plan.label = options.label;
+  plan.mesh = *mesh;
+  plan.hardware = options.hardware.name;
+  plan.optimizer = options.optimizer;
+  plan.summary.memory_budget = options.memory_budget_bytes.value_or(options.hardware.memory_bytes);
+
+  std::vector<NodeId> rep = sharing_map(graph, options.share_layers, plan.solver.shared_layers);
+  Expected<StrategyGraph> sg = build_strategies(graph, *mesh, options.hardware, rep);
+  if (!sg) return sg.error();
+  plan.strategies = std::move(*sg);
+  Expected<std::vector<std::vector<StrategyIdx>>> allowed =
+      resolve_pins(graph, plan.strategies, options.pins);
+  if (!allowed) return allowed.error();
+  unshare_differently_pinned(rep, *allowed);
+
+  Liveness live = analyze_liveness(graph);
+  RedistributionCache cache(*mesh);
+  ProblemBuildOptions build_options;
+  build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
+  build_options.memory_budget = plan.summary.memory_budget;
+  BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, live, cache, build_options);
+  if (Status s = planner::validate(built.problem); !s) {
+    return make_error("internal error: the sharding problem is malformed: {}", s.error().message);
+  }
+  if (!options.dump_ilp_path.empty()) {
+    if (Status s = planner::dump_ilp(built.problem, options.dump_ilp_path); !s) return s.error();
+  }
+  plan.solver.build_s = seconds_since(start);
+  plan.solver.graph_nodes = graph.size();
+  plan.solver.problem_nodes = static_cast<int32_t>(built.problem.nodes.size());
+  plan.solver.problem_edges = static_cast<int32_t>(built.problem.edges.size());
+  plan.solver.unreduced_edges = built.unreduced_edges;
+  plan.solver.memory_points = static_cast<int32_t>(built.problem.live_points.size());
+
+  Expected<planner::Solution> solution = planner::solve_with_cbc(built.problem, options.solver);
+  if (!solution) return solution.error();
+  plan.solver.status = status_name(solution->status);
+  plan.solver.objective = solution->objective;
+  plan.solver.best_bound = solution->best_bound;
+  plan.solver.gap = solution->gap;
+  plan.solver.time_s = solution->stats.solve_s;
+  plan.solver.stats = solution->stats;
+  plan.solver.message = solution->message;
+  if (solution->assignment.empty()) {
+    plan.shortfall = solution->shortfall;
+    plan.summary.fits = false;
+    if (!plan.shortfall) {
+      return make_error("the solver found no plan ({}): {}", plan.solver.status, solution->message);
+    }
+    return plan;
+  }
+  plan.choice.assign(solution->assignment.begin(), solution->assignment.end());
+  evaluate_plan(graph, plan);
+  return plan;
+}
+
+}  // namespace autopar

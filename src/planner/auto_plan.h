@@ -1,0 +1,126 @@
+// Auto-sharding: from a joint graph, a mesh and a hardware profile to a plan.
+//
+// make_plan builds every node's strategies (sharding/strategy.h) and the edge
+// resharding matrices, turns them into the solver's IR-free Problem
+// (problem.h) with the step's memory — parameters, gradients and optimizer
+// state resident all step, activations live over their liveness intervals —
+// and solves it with CBC. Repeated layers share variables (layer_repeats.h),
+// which shrinks the ILP by the layer count without changing what a node may do.
+// Gradients are paired with their parameters: the edge from a gradient to its
+// parameter costs the redistribution into the parameter's sharding (the
+// reduce-scatter of FSDP, the all-reduce of DDP).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost/hardware.h"
+#include "ir/graph.h"
+#include "planner/pins.h"
+#include "planner/solver.h"
+#include "sharding/mesh.h"
+#include "sharding/redistribute.h"
+#include "sharding/strategy.h"
+
+namespace autopar {
+
+enum class Optimizer : uint8_t { kSgd, kAdamW };
+std::string_view optimizer_name(Optimizer optimizer);  // "sgd", "adamw"
+std::optional<Optimizer> parse_optimizer(std::string_view name);
+// Optimizer state bytes per parameter element: AdamW keeps two f32 moments.
+double optimizer_bytes_per_element(Optimizer optimizer);
+
+struct PlanOptions {
+  std::vector<int64_t> mesh_shape;
+  MeshOptions mesh_options;
+  HardwareProfile hardware;
+  std::optional<double> memory_budget_bytes;  // per device; default hardware.memory_bytes
+  Optimizer optimizer = Optimizer::kAdamW;
+  std::vector<PinSpec> pins;
+  planner::SolverOptions solver;
+  bool share_layers = true;
+  std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
+  std::string label = "solved";  // "solved" or the baseline's name
+};
+
+struct MemoryBreakdown {
+  double params = 0;       // bytes per device
+  double grads = 0;
+  double optimizer = 0;
+  double activations = 0;  // at the peak position
+  double peak = 0;         // params + grads + optimizer + activations
+  int32_t peak_position = -1;  // execution position of the activation peak
+};
+
+struct CommVolume {
+  Collective collective = Collective::kAllGather;
+  MeshDim mesh_dim = 0;
+  int32_t count = 0;
+  double buffer_bytes = 0;  // sum of B
+  double sent_bytes = 0;
+  double time_s = 0;
+};
+
+struct PlanSummary {
+  double step_time_s = 0;  // compute + comm (no overlap assumed)
+  double compute_s = 0;
+  double comm_s = 0;
+  MemoryBreakdown memory;
+  double memory_budget = 0;
+  bool fits = true;
+  std::vector<CommVolume> comm;  // by collective then mesh dim
+};
+
+struct PlannedRedistribution {
+  NodeId producer = kNoNode;
+  NodeId consumer = kNoNode;  // for a gradient->parameter pairing: the param placeholder
+  int32_t input = 0;          // operand index of consumer; -1 for the pairing
+  int32_t output_index = 0;
+  Sharding from, to;
+  RedistPlan plan;
+};
+
+struct SolverReport {
+  std::string status;  // optimal, feasible, infeasible, no_solution
+  double objective = 0;
+  double best_bound = 0;
+  double gap = 0;
+  double time_s = 0;   // CBC
+  double build_s = 0;  // strategies, edges, problem
+  int32_t graph_nodes = 0;
+  int32_t problem_nodes = 0;    // = graph nodes
+  int32_t problem_edges = 0;    // after merging repeated layers
+  int32_t unreduced_edges = 0;  // one per operand plus gradient pairings
+  int32_t shared_layers = 0;
+  int32_t memory_points = 0;    // time points given to the solver
+  planner::SolveStats stats;
+  std::string message;
+};
+
+struct Plan {
+  std::string graph_name;
+  std::string label;
+  DeviceMesh mesh;
+  std::string hardware;
+  Optimizer optimizer = Optimizer::kAdamW;
+  StrategyGraph strategies;
+  std::vector<StrategyIdx> choice;  // per node
+  std::vector<PlannedRedistribution> redistributions;
+  PlanSummary summary;
+  SolverReport solver;
+  std::optional<planner::MemoryShortfall> shortfall;  // set when nothing fits
+};
+
+// Errors: bad mesh, unknown pin target, ops without rules, malformed problem.
+// An infeasible memory budget is not an error: the plan has summary.fits =
+// false, no choice, and a shortfall saying the least budget that would fit.
+Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options);
+
+// Summary, redistributions and memory of a given choice (used by make_plan,
+// and by tests to check the solver's objective against direct evaluation).
+void evaluate_plan(const Graph& graph, Plan& plan);
+
+}  // namespace autopar

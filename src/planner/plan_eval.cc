@@ -1,0 +1,120 @@
+// evaluate_plan: what a chosen assignment costs, computed directly from the
+// graph (not from the solver's objective, which tests compare it against).
+#include <algorithm>
+#include <map>
+
+#include "memory/liveness.h"
+#include "planner/auto_plan.h"
+#include "planner/problem_builder.h"
+
+namespace autopar {
+namespace {
+
+void add_redistribution(const Graph& graph, Plan& plan, NodeId producer, NodeId consumer,
+                        int32_t input, int32_t output_index, const Sharding& from,
+                        const Sharding& to) {
+  if (from == to) return;
+  const TensorMeta& meta = graph.node(producer).outputs[static_cast<size_t>(output_index)];
+  PlannedRedistribution r;
+  r.producer = producer;
+  r.consumer = consumer;
+  r.input = input;
+  r.output_index = output_index;
+  r.from = from;
+  r.to = to;
+  r.plan = plan_redistribution(meta, from, to, plan.mesh);
+  plan.redistributions.push_back(std::move(r));
+}
+
+void collect_redistributions(const Graph& graph, Plan& plan) {
+  plan.redistributions.clear();
+  const auto& sg = plan.strategies.nodes;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    StrategyIdx sv = plan.choice[static_cast<size_t>(v)];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      NodeId u = node.inputs[i];
+      int out = producer_output_index(graph, v, static_cast<int>(i));
+      add_redistribution(graph, plan, u, v, static_cast<int32_t>(i), out,
+                         sg[static_cast<size_t>(u)].output(plan.choice[static_cast<size_t>(u)], out),
+                         sg[static_cast<size_t>(v)].input(sv, static_cast<int>(i)));
+    }
+  }
+  for (const GraphOutput& g : graph.outputs()) {
+    if (g.kind != OutputKind::kGradient) continue;
+    add_redistribution(graph, plan, g.node, g.param, -1, 0,
+                       sg[static_cast<size_t>(g.node)].output(plan.choice[static_cast<size_t>(g.node)], 0),
+                       sg[static_cast<size_t>(g.param)].output(plan.choice[static_cast<size_t>(g.param)], 0));
+  }
+}
+
+void summarise_comm(Plan& plan) {
+  std::map<std::pair<Collective, MeshDim>, CommVolume> volumes;
+  plan.summary.comm_s = 0;
+  for (const PlannedRedistribution& r : plan.redistributions) {
+    plan.summary.comm_s += r.plan.time_s;
+    for (const RedistStep& step : r.plan.steps) {
+      CommVolume& v = volumes[{step.collective, step.mesh_dim}];
+      v.collective = step.collective;
+      v.mesh_dim = step.mesh_dim;
+      ++v.count;
+      v.buffer_bytes += step.buffer_bytes;
+      v.sent_bytes += step.sent_bytes;
+      v.time_s += step.time_s;
+    }
+  }
+  plan.summary.comm.clear();
+  for (auto& [key, v] : volumes) plan.summary.comm.push_back(v);
+}
+
+void summarise_memory(const Graph& graph, Plan& plan) {
+  MemoryBreakdown& m = plan.summary.memory;
+  m = MemoryBreakdown{};
+  const auto& sg = plan.strategies.nodes;
+  double opt_per_elem = optimizer_bytes_per_element(plan.optimizer);
+  Liveness live = analyze_liveness(graph);
+  std::vector<double> delta(static_cast<size_t>(graph.size()) + 1, 0);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!live.owns_storage(v)) continue;
+    const Node& node = graph.node(v);
+    StrategyIdx s = plan.choice[static_cast<size_t>(v)];
+    const NodeStrategies& ns = sg[static_cast<size_t>(v)];
+    StorageRole role = live.role[static_cast<size_t>(v)];
+    if (role == StorageRole::kParam && node.kind == PlaceholderKind::kParam) {
+      double param = local_output_bytes(graph, v, ns, s, plan.mesh);
+      m.params += param;
+      m.grads += param;
+      m.optimizer += param / static_cast<double>(dtype_size(node.meta().dtype)) * opt_per_elem;
+    } else if (role == StorageRole::kActivation) {
+      double bytes = local_output_bytes(graph, v, ns, s, plan.mesh);
+      delta[static_cast<size_t>(live.start[static_cast<size_t>(v)])] += bytes;
+      delta[static_cast<size_t>(live.end[static_cast<size_t>(v)]) + 1] -= bytes;
+    }
+  }
+  double now = 0;
+  for (NodeId t = 0; t < graph.size(); ++t) {
+    now += delta[static_cast<size_t>(t)];
+    if (now > m.activations) {
+      m.activations = now;
+      m.peak_position = t;
+    }
+  }
+  m.peak = m.params + m.grads + m.optimizer + m.activations;
+  plan.summary.fits = m.peak <= plan.summary.memory_budget;
+}
+
+}  // namespace
+
+void evaluate_plan(const Graph& graph, Plan& plan) {
+  plan.summary.compute_s = 0;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+    plan.summary.compute_s += ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
+  }
+  collect_redistributions(graph, plan);
+  summarise_comm(plan);
+  summarise_memory(graph, plan);
+  plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s;
+}
+
+}  // namespace autopar

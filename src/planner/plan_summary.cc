@@ -1,0 +1,90 @@
+// Plan tables for people: one plan's summary, and plans side by side.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "planner/memory_bound.h"
+#include "planner/plan_output.h"
+
+namespace autopar {
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+// The placements chosen for parameters, grouped: "S(0)R x 97" etc.
+std::string param_placements(const Graph& graph, const Plan& plan) {
+  std::map<std::string, int> counts;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& n = graph.node(v);
+    if (!n.is_placeholder() || n.kind != PlaceholderKind::kParam) continue;
+    ++counts[to_string(plan.strategies.nodes[static_cast<size_t>(v)].output(
+        plan.choice[static_cast<size_t>(v)], 0))];
+  }
+  std::string out;
+  for (const auto& [placement, count] : counts) {
+    out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", placement, count);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string plan_to_summary(const Graph& graph, const Plan& plan) {
+  std::string out = fmt::format("plan for {} on mesh {} ({} devices), hardware {}, {}\n",
+                                graph.name, to_string(plan.mesh), plan.mesh.num_devices(),
+                                plan.hardware, plan.label);
+  const SolverReport& r = plan.solver;
+  if (plan.choice.empty()) {
+    out += fmt::format("  DOES NOT FIT: budget {} per device\n", gib(plan.summary.memory_budget));
+    if (plan.shortfall) out += "  " + planner::describe(*plan.shortfall) + "\n";
+    out += fmt::format("  solver: {} ({})\n", r.status, r.message);
+    return out;
+  }
+  const PlanSummary& s = plan.summary;
+  out += fmt::format("  step time      {}  (compute {}, communication {})\n", ms(s.step_time_s),
+                     ms(s.compute_s), ms(s.comm_s));
+  out += fmt::format("  peak memory    {} per device of {} budget: {}\n", gib(s.memory.peak),
+                     gib(s.memory_budget), s.fits ? "fits" : "DOES NOT FIT");
+  out += fmt::format("    params {}, grads {}, optimizer {}, activations {} (peak at node {})\n",
+                     gib(s.memory.params), gib(s.memory.grads), gib(s.memory.optimizer),
+                     gib(s.memory.activations),
+                     s.memory.peak_position >= 0 ? graph.node(s.memory.peak_position).name : "-");
+  out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
+  out += "  communication  collective       mesh dim   count        bytes       time\n";
+  for (const CommVolume& v : s.comm) {
+    out += fmt::format("                 {:<16} {:<8} {:>7} {:>12} {:>10}\n",
+                       collective_name(v.collective),
+                       plan.mesh.dims[static_cast<size_t>(v.mesh_dim)].name, v.count,
+                       planner::format_bytes(v.buffer_bytes), ms(v.time_s));
+  }
+  out += fmt::format("  solver         {}, objective {}, gap {:.2g}, {} variables, {} constraints, "
+                     "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
+                     r.stats.constraints, r.stats.memory_rows);
+  out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared\n",
+                     r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,
+                     r.shared_layers);
+  out += fmt::format("  time           build {:.3f} s, solve {:.3f} s\n", r.build_s, r.time_s);
+  return out;
+}
+
+std::string compare_table(const std::vector<const Plan*>& plans) {
+  std::string out = fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  {}\n", "plan", "step time",
+                                "compute", "comm", "peak memory", "fits");
+  for (const Plan* p : plans) {
+    if (p->choice.empty()) {
+      out += fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  no (needs >= {})\n", p->label, "-",
+                         "-", "-", "-",
+                         p->shortfall ? gib(p->shortfall->lower_bound_bytes) : std::string("?"));
+      continue;
+    }
+    const PlanSummary& s = p->summary;
+    out += fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  {}\n", p->label, ms(s.step_time_s),
+                       ms(s.compute_s), ms(s.comm_s), gib(s.memory.peak), s.fits ? "yes" : "no");
+  }
+  return out;
+}
+
+}  // namespace autopar

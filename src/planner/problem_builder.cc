@@ -1,0 +1,208 @@
+#include "planner/problem_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace autopar {
+namespace {
+
+using planner::Problem;
+using planner::ProblemEdge;
+
+double local_numel(const TensorMeta& meta, const Sharding& sharding, const DeviceMesh& mesh) {
+  double n = 1;
+  for (int64_t d : local_shape(meta.shape, sharding, mesh)) n *= static_cast<double>(d);
+  return n;
+}
+
+NodeId rep_of(const std::vector<NodeId>& representative, NodeId id) {
+  return representative[static_cast<size_t>(id)];
+}
+
+// Edges keyed by their representatives; repeated layers add to the count.
+struct EdgeKey {
+  NodeId src, dst;
+  int32_t input;
+  auto operator<=>(const EdgeKey&) const = default;
+};
+
+struct PendingEdge {
+  std::vector<double> costs;
+  int32_t count = 0;
+};
+
+void add_operand_edges(const Graph& graph, const StrategyGraph& sg,
+                       const std::vector<NodeId>& rep, RedistributionCache& cache,
+                       std::map<EdgeKey, PendingEdge>& pending, int32_t& unreduced) {
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      ++unreduced;
+      EdgeKey key{rep_of(rep, node.inputs[i]), rep_of(rep, v), static_cast<int32_t>(i)};
+      PendingEdge& edge = pending[key];
+      if (edge.count++ == 0) {
+        edge.costs = edge_costs(graph, sg, v, key.input, cache).time_s;
+      }
+    }
+  }
+}
+
+// A gradient must end in its parameter's sharding for the optimizer step.
+void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
+                           const std::vector<NodeId>& rep, RedistributionCache& cache,
+                           std::map<EdgeKey, PendingEdge>& pending, int32_t& unreduced) {
+  for (const GraphOutput& out : graph.outputs()) {
+    if (out.kind != OutputKind::kGradient) continue;
+    ++unreduced;
+    EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.param), -1};
+    PendingEdge& edge = pending[key];
+    if (edge.count++ > 0) continue;
+    const NodeStrategies& gs = sg.nodes[static_cast<size_t>(key.src)];
+    const NodeStrategies& ps = sg.nodes[static_cast<size_t>(key.dst)];
+    RedistributionCache::MetaId meta = cache.intern(graph.node(key.src).meta());
+    edge.costs.resize(static_cast<size_t>(gs.size()) * static_cast<size_t>(ps.size()));
+    for (StrategyIdx g = 0; g < gs.size(); ++g) {
+      for (StrategyIdx p = 0; p < ps.size(); ++p) {
+        const Sharding& from = gs.output(g, 0);
+        const Sharding& to = ps.output(p, 0);
+        edge.costs[static_cast<size_t>(g * ps.size() + p)] =
+            from == to ? 0.0 : cache.time(meta, from, to);
+      }
+    }
+  }
+}
+
+void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
+  for (auto& [key, edge] : pending) {
+    if (edge.count > 1) {
+      for (double& c : edge.costs) c *= edge.count;
+    }
+    if (key.src == key.dst) {
+      // Both ends share variables: only the diagonal can be chosen.
+      auto& costs = problem.nodes[static_cast<size_t>(key.dst)].costs;
+      for (size_t s = 0; s < costs.size(); ++s) costs[s] += edge.costs[s * costs.size() + s];
+      continue;
+    }
+    problem.add_edge(key.src, key.dst, std::move(edge.costs), key.input);
+  }
+}
+
+// Time points where the activation peak can be: right before a storage dies.
+// A point is dropped when even its largest possible bytes (every storage at its
+// biggest strategy) stay below the smallest possible bytes of another point:
+// its row can never bind before that one does.
+void add_time_points(const Liveness& live, const std::vector<double>& min_bytes,
+                     const std::vector<double>& max_bytes, Problem& problem) {
+  std::vector<int32_t> points = peak_candidate_points(live);
+  const auto n = static_cast<int32_t>(live.start.size());
+  std::vector<std::vector<int32_t>> starting(static_cast<size_t>(n)), ending(static_cast<size_t>(n));
+  for (int32_t s = 0; s < n; ++s) {
+    auto i = static_cast<size_t>(s);
+    if (live.start[i] < 0 || live.role[i] != StorageRole::kActivation) continue;
+    starting[static_cast<size_t>(live.start[i])].push_back(s);
+    ending[static_cast<size_t>(live.end[i])].push_back(s);
+  }
+  std::vector<double> lo(points.size()), hi(points.size());
+  double lo_now = 0, hi_now = 0, best_lo = 0;
+  size_t next = 0;
+  for (int32_t t = 0; t < n && next < points.size(); ++t) {
+    for (int32_t s : starting[static_cast<size_t>(t)]) {
+      lo_now += min_bytes[static_cast<size_t>(s)];
+      hi_now += max_bytes[static_cast<size_t>(s)];
+    }
+    if (points[next] == t) {
+      lo[next] = lo_now;
+      hi[next] = hi_now;
+      best_lo = std::max(best_lo, lo_now);
+      ++next;
+    }
+    for (int32_t s : ending[static_cast<size_t>(t)]) {
+      lo_now -= min_bytes[static_cast<size_t>(s)];
+      hi_now -= max_bytes[static_cast<size_t>(s)];
+    }
+  }
+  std::vector<int32_t> kept;
+  for (size_t p = 0; p < points.size(); ++p) {
+    if (hi[p] > best_lo || lo[p] == best_lo) kept.push_back(points[p]);
+  }
+  // Materialise the live lists of the kept points with one sweep.
+  std::vector<NodeId> live_now;
+  size_t k = 0;
+  for (int32_t t = 0; t < n && k < kept.size(); ++t) {
+    for (int32_t s : starting[static_cast<size_t>(t)]) live_now.push_back(s);
+    if (kept[k] == t) {
+      problem.live_points.push_back(live_now);
+      ++k;
+    }
+    if (!ending[static_cast<size_t>(t)].empty()) {
+      std::erase_if(live_now, [&](NodeId s) { return live.end[static_cast<size_t>(s)] == t; });
+    }
+  }
+}
+
+}  // namespace
+
+double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies& ns,
+                          StrategyIdx s, const DeviceMesh& mesh) {
+  double bytes = 0;
+  const std::vector<TensorMeta>& outs = graph.node(node).outputs;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    bytes += local_numel(outs[o], ns.output(s, static_cast<int>(o)), mesh) *
+             static_cast<double>(dtype_size(outs[o].dtype));
+  }
+  return bytes;
+}
+
+double param_static_bytes(const Graph& graph, NodeId param, const NodeStrategies& ns,
+                          StrategyIdx s, const DeviceMesh& mesh, double optimizer_bytes_per_element) {
+  const TensorMeta& meta = graph.node(param).meta();
+  double numel = local_numel(meta, ns.output(s, 0), mesh);
+  return numel * (2.0 * static_cast<double>(dtype_size(meta.dtype)) + optimizer_bytes_per_element);
+}
+
+BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
+                           const std::vector<NodeId>& rep,
+                           const std::vector<std::vector<StrategyIdx>>& allowed,
+                           const Liveness& live, RedistributionCache& cache,
+                           const ProblemBuildOptions& options) {
+  BuiltProblem built;
+  Problem& problem = built.problem;
+  problem.memory_budget = options.memory_budget;
+  std::vector<double> min_bytes(static_cast<size_t>(graph.size()), 0);
+  std::vector<double> max_bytes(static_cast<size_t>(graph.size()), 0);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    const NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
+    problem.add_node(node.name, ns.compute_s);
+    planner::ProblemNode& pn = problem.nodes.back();
+    auto role = live.role[static_cast<size_t>(v)];
+    bool owns = live.owns_storage(v);
+    if (owns && role == StorageRole::kParam && node.kind == PlaceholderKind::kParam) {
+      for (StrategyIdx s = 0; s < ns.size(); ++s) {
+        pn.static_bytes.push_back(param_static_bytes(graph, v, ns, s, sg.mesh,
+                                                     options.optimizer_bytes_per_element));
+      }
+    } else if (owns && role == StorageRole::kActivation) {
+      for (StrategyIdx s = 0; s < ns.size(); ++s) {
+        pn.bytes.push_back(local_output_bytes(graph, v, ns, s, sg.mesh));
+      }
+      min_bytes[static_cast<size_t>(v)] = *std::min_element(pn.bytes.begin(), pn.bytes.end());
+      max_bytes[static_cast<size_t>(v)] = *std::max_element(pn.bytes.begin(), pn.bytes.end());
+    }
+    if (!allowed[static_cast<size_t>(v)].empty()) {
+      problem.pins.push_back({v, allowed[static_cast<size_t>(v)]});
+    }
+  }
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (rep_of(rep, v) != v) problem.add_equal(rep_of(rep, v), v);
+  }
+  std::map<EdgeKey, PendingEdge> pending;
+  add_operand_edges(graph, sg, rep, cache, pending, built.unreduced_edges);
+  add_gradient_pairings(graph, sg, rep, cache, pending, built.unreduced_edges);
+  emit_edges(pending, problem);
+  if (problem.memory_budget < planner::kNoBudget) add_time_points(live, min_bytes, max_bytes, problem);
+  return built;
+}
+
+}  // namespace autopar

@@ -1,0 +1,50 @@
+// Turns a graph and its strategies into the solver's Problem (problem.h).
+//
+// Node v of the graph is node v of the Problem. Layer members follow their
+// representative (equal strategy index); the edges of repeated layers are
+// computed once and added once, scaled by how often they repeat, and presolve
+// then merges each layer onto its representative. Memory: parameter
+// placeholders carry static bytes (param + grad + optimizer state); activation
+// storages carry per-strategy local bytes, listed at the time points where
+// the activation peak can occur.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+#include "memory/liveness.h"
+#include "planner/layer_repeats.h"
+#include "planner/problem.h"
+#include "sharding/redistribute.h"
+#include "sharding/strategy.h"
+
+namespace autopar {
+
+struct ProblemBuildOptions {
+  double optimizer_bytes_per_element = 8;  // AdamW
+  double memory_budget = planner::kNoBudget;
+};
+
+struct BuiltProblem {
+  planner::Problem problem;
+  int32_t unreduced_edges = 0;
+};
+
+// representative: from find_layer_repeats (identity when not sharing).
+// allowed: from resolve_pins (empty list = unpinned).
+BuiltProblem build_problem(const Graph& graph, const StrategyGraph& strategies,
+                           const std::vector<NodeId>& representative,
+                           const std::vector<std::vector<StrategyIdx>>& allowed,
+                           const Liveness& liveness, RedistributionCache& cache,
+                           const ProblemBuildOptions& options);
+
+// Per-device bytes of a node's outputs under strategy s (all outputs summed).
+double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies& ns,
+                          StrategyIdx s, const DeviceMesh& mesh);
+
+// Static bytes of a parameter placeholder under strategy s: the parameter, its
+// gradient (kept in the parameter's sharding) and optimizer state.
+double param_static_bytes(const Graph& graph, NodeId param, const NodeStrategies& ns,
+                          StrategyIdx s, const DeviceMesh& mesh, double optimizer_bytes_per_element);
+
+}  // namespace autopar
