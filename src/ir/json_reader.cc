@@ -20,10 +20,30 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// Appends a compact dump of value to out, stopping once out is past kBriefLimit:
+// bounded work and depth even for a huge or deeply nested value.
+constexpr size_t kBriefLimit = 40;
+void brief(const Json& value, std::string& out) {
+  if (!value.is_structured()) {
+    out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  out += value.is_array() ? '[' : '{';
+  bool first = true;
+  for (auto it = value.begin(); it != value.end() && out.size() <= kBriefLimit; ++it) {
+    if (!first) out += ',';
+    first = false;
+    if (value.is_object()) out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace) + ":";
+    brief(*it, out);
+  }
+  out += value.is_array() ? ']' : '}';
+}
+
 // "number 5", "string \"f33\"", "array [1,2]" (long values cut).
 std::string describe(const Json& value) {
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  std::string text;
+  brief(value, text);
+  if (text.size() > kBriefLimit) text = text.substr(0, kBriefLimit - 3) + "...";
   return fmt::format("{} {}", value.type_name(), text);
 }
 

@@ -182,6 +182,14 @@ TEST(JsonReader, MalformedJsonReportsTheBytePosition) {
   EXPECT_THAT(read_error(std::string_view("")), StartsWith("malformed JSON at byte 1:"));
 }
 
+TEST(JsonReader, DeeplyNestedValueIsAnErrorNotAStackOverflow) {
+  constexpr size_t kDepth = 100000;
+  std::string text = std::string(kDepth, '[') + std::string(kDepth, ']');
+  // The message shows the first 37 characters of the value, then "...".
+  EXPECT_EQ(read_error(std::string_view(text)),
+            "(top level): expected an object, got array " + std::string(37, '[') + "...");
+}
+
 TEST(JsonReader, TopLevelMustBeAnObjectOfTheRightFormatAndVersion) {
   EXPECT_EQ(read_error(Json::array({1, 2})), "(top level): expected an object, got array [1,2]");
   Json format = matmul_doc();
