@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ir/json_io.h"
@@ -16,7 +17,7 @@
 namespace autopar {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using graph_json::Json;
 
 Json attr_to_json(const AttrValue& value) {
   if (const auto* i = std::get_if<int64_t>(&value)) return *i;
@@ -114,6 +115,10 @@ std::string_view base_name(std::string_view name) {
 
 }  // namespace
 
+}  // namespace autopar
+
+namespace autopar::graph_json {
+
 std::vector<std::string_view> similar_op_names(std::string_view name, size_t max_count) {
   std::vector<std::pair<size_t, std::string_view>> scored;
   for (const OpDef& def : all_ops()) {
@@ -127,10 +132,15 @@ std::vector<std::string_view> similar_op_names(std::string_view name, size_t max
   return names;
 }
 
+}  // namespace autopar::graph_json
+
+namespace autopar {
+
 std::string write_graph_json(const Graph& graph) {
   std::string out;
   out.reserve(static_cast<size_t>(graph.size()) * 160 + 256);
-  out += "{\n  \"format\": \"autopar.graph\",\n  \"version\": 1,\n  \"name\": ";
+  out += fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n  \"name\": ",
+                     graph_json::kGraphFormatName, graph_json::kGraphFormatVersion);
   out += dump(Json(graph.name));
   out += ",\n  \"nodes\": ";
   write_list(out, graph.nodes(), [&](const Node& node) { return node_to_json(graph, node); });
