@@ -86,7 +86,12 @@ Outputs nll_loss_forward_shape(const OpCall& call) {
   return std::vector<TensorMeta>{scalar, scalar};
 }
 
-double nll_loss_flops(const OpCall& call, Metas) { return static_cast<double>(call.in(0).shape[0]); }
+// One pick per row of self: input 0 of the forward, input 1 of the backward
+// (whose input 0 is the scalar grad_output).
+double nll_loss_flops(const OpCall& call, Metas) {
+  const TensorMeta& self = call.in(0).rank() == 2 ? call.in(0) : call.in(1);
+  return static_cast<double>(self.shape[0]);
+}
 
 Outputs nll_loss_backward_shape(const OpCall& call) {
   const TensorMeta& self = call.in(1);

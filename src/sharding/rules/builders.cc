@@ -9,9 +9,10 @@
 namespace autopar::sharding_rules {
 namespace {
 
-std::vector<std::string_view> split_tensors(std::string_view text) {
+// An empty text is no tensor, or one scalar when one is expected.
+std::vector<std::string_view> split_tensors(std::string_view text, size_t expected) {
   std::vector<std::string_view> out;
-  if (text.empty()) return out;
+  if (text.empty() && expected != 1) return out;
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
@@ -60,8 +61,8 @@ Expected<OpRule> rule_from_spec(std::string_view spec, std::span<const Shape> in
                                 std::span<const Shape> outputs) {
   size_t arrow = spec.find("->");
   if (arrow == std::string_view::npos) return make_error("rule spec \"{}\" has no \"->\"", spec);
-  std::vector<std::string_view> ins = split_tensors(spec.substr(0, arrow));
-  std::vector<std::string_view> outs = split_tensors(spec.substr(arrow + 2));
+  std::vector<std::string_view> ins = split_tensors(spec.substr(0, arrow), inputs.size());
+  std::vector<std::string_view> outs = split_tensors(spec.substr(arrow + 2), outputs.size());
   if (ins.size() != inputs.size() || outs.size() != outputs.size()) {
     return make_error("rule spec \"{}\" has {} inputs and {} outputs; the call has {} and {}", spec,
                       ins.size(), outs.size(), inputs.size(), outputs.size());
