@@ -41,10 +41,14 @@ struct Joint {
 // Placeholders are ordered params, buffers, inputs, as AOT autograd orders them.
 int placeholder_rank(PlaceholderKind kind) {
   switch (kind) {
-    case PlaceholderKind::kParam: return 0;
-    case PlaceholderKind::kBuffer: return 1;
-    case PlaceholderKind::kInput: return 2;
-    default: return -1;
+    case PlaceholderKind::kParam:
+      return 0;
+    case PlaceholderKind::kBuffer:
+      return 1;
+    case PlaceholderKind::kInput:
+      return 2;
+    default:
+      return -1;
   }
 }
 
@@ -61,8 +65,9 @@ Expected<std::vector<NodeId>> sorted_placeholders(const Graph& fwd) {
       return make_error("placeholder '{}' (node #{}) comes after compute nodes", node.name, id);
     }
     if (placeholder_rank(node.kind) < 0) {
-      return make_error("placeholder '{}' has kind {}; a forward graph takes param, buffer or input",
-                        node.name, placeholder_kind_name(node.kind));
+      return make_error(
+          "placeholder '{}' has kind {}; a forward graph takes param, buffer or input", node.name,
+          placeholder_kind_name(node.kind));
     }
     ids.push_back(id);
   }
@@ -81,8 +86,8 @@ Expected<Joint> copy_forward(const Graph& fwd, NodeId loss) {
   for (NodeId id : *placeholders) {
     joint.remap[static_cast<size_t>(id)] = *joint.graph.append(fwd.node(id));
   }
-  joint.tangent = joint.graph.add_placeholder("tangents_1", PlaceholderKind::kTangent,
-                                              fwd.node(loss).meta());
+  joint.tangent =
+      joint.graph.add_placeholder("tangents_1", PlaceholderKind::kTangent, fwd.node(loss).meta());
   joint.first_forward = joint.graph.size();
   for (NodeId id = static_cast<NodeId>(placeholders->size()); id < fwd.size(); ++id) {
     Node node = fwd.node(id);
@@ -104,9 +109,9 @@ std::vector<bool> requires_grad(const Joint& joint, const std::vector<NodeId>& p
   for (NodeId id = joint.first_forward; id < g.size(); ++id) {
     const Node& node = g.node(id);
     if (!is_differentiable(node.op) || !carries_gradient(node.meta().dtype)) continue;
-    needs_grad[static_cast<size_t>(id)] = std::any_of(
-        node.inputs.begin(), node.inputs.end(),
-        [&](NodeId input) { return needs_grad[static_cast<size_t>(input)]; });
+    needs_grad[static_cast<size_t>(id)] =
+        std::any_of(node.inputs.begin(), node.inputs.end(),
+                    [&](NodeId input) { return needs_grad[static_cast<size_t>(input)]; });
   }
   return needs_grad;
 }
@@ -114,8 +119,11 @@ std::vector<bool> requires_grad(const Joint& joint, const std::vector<NodeId>& p
 class Backward {
  public:
   Backward(Joint& joint, std::vector<bool> needs_grad)
-      : joint_(joint), emit_(joint.graph), getitems_(joint.graph),
-        requires_(std::move(needs_grad)), grads_(static_cast<size_t>(joint.graph.size())) {}
+      : joint_(joint),
+        emit_(joint.graph),
+        getitems_(joint.graph),
+        needs_grad_(std::move(needs_grad)),
+        grads_(static_cast<size_t>(joint.graph.size())) {}
 
   Status run(NodeId loss);
   NodeId grad_of(NodeId id) const {
@@ -130,7 +138,7 @@ class Backward {
   Joint& joint_;
   GraphEmitter emit_;
   GetItemIndex getitems_;
-  std::vector<bool> requires_;
+  std::vector<bool> needs_grad_;
   std::vector<std::vector<NodeId>> grads_;  // [node][output]; empty when none flowed
 };
 
@@ -140,7 +148,7 @@ Status Backward::run(NodeId loss) {
   grads_[static_cast<size_t>(loss)][0] = joint_.tangent;
   // Only forward nodes have slots in grads_; backward nodes are appended past them.
   for (NodeId id = static_cast<NodeId>(grads_.size()) - 1; id >= joint_.first_forward; --id) {
-    if (!requires_[static_cast<size_t>(id)] || grads_[static_cast<size_t>(id)].empty()) continue;
+    if (!needs_grad_[static_cast<size_t>(id)] || grads_[static_cast<size_t>(id)].empty()) continue;
     if (Status s = differentiate(id); !s) return s;
   }
   return ok_status();
@@ -151,13 +159,13 @@ Status Backward::differentiate(NodeId id) {
   GradContext ctx{emit_, getitems_, id, g.node(id), {}, grads_[static_cast<size_t>(id)], {}};
   for (NodeId input : ctx.fwd_node.inputs) {
     ctx.input_metas.push_back(g.node(input).meta());
-    ctx.wants.push_back(requires_[static_cast<size_t>(input)]);
+    ctx.wants.push_back(needs_grad_[static_cast<size_t>(input)]);
   }
   emit_.set_scope(ctx.fwd_node.scope);
   std::vector<NodeId> input_grads = grad_rule(ctx.fwd_node.op)(ctx);
   if (!emit_.ok()) {
-    return make_error("gradient of node '{}' ({}): {}", ctx.fwd_node.name,
-                      op_name(ctx.fwd_node.op), emit_.status().error().message);
+    return make_error("gradient of node '{}' ({}): {}", ctx.fwd_node.name, op_name(ctx.fwd_node.op),
+                      emit_.status().error().message);
   }
   if (input_grads.size() != ctx.fwd_node.inputs.size()) {
     return make_error("gradient rule of {} returned {} gradients for {} inputs (node '{}')",

@@ -16,8 +16,12 @@ struct GradEntry {
 
 // Leaves and ops that only autodiff emits. Their inputs get no gradient.
 constexpr std::array kNotDifferentiable = {
-    OpId::kPlaceholder,           OpId::kSiluBackward,           OpId::kThresholdBackward,
-    OpId::kEmbeddingDenseBackward, OpId::kLogSoftmaxBackwardData, OpId::kNllLossBackward,
+    OpId::kPlaceholder,
+    OpId::kSiluBackward,
+    OpId::kThresholdBackward,
+    OpId::kEmbeddingDenseBackward,
+    OpId::kLogSoftmaxBackwardData,
+    OpId::kNllLossBackward,
     OpId::kSdpaFlashCpuBackward,
 };
 

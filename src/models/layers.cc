@@ -36,8 +36,8 @@ NodeId rms_norm(GraphEmitter& e, NodeId x, NodeId weight, double eps) {
   DType dtype = e.meta(x).dtype;
   NodeId xf = dtype == DType::f32 ? x : e.to_dtype(x, DType::f32);
   NodeId squared = e.add(OpId::kPowTensorScalar, {xf}, {{"exponent", int64_t{2}}});
-  NodeId mean = e.add(OpId::kMeanDim, {squared},
-                      {{"dim", std::vector<int64_t>{-1}}, {"keepdim", true}});
+  NodeId mean =
+      e.add(OpId::kMeanDim, {squared}, {{"dim", std::vector<int64_t>{-1}}, {"keepdim", true}});
   NodeId shifted = e.add(OpId::kAddScalar, {mean}, {{"other", eps}});
   NodeId normed = e.add(OpId::kMulTensor, {xf, e.add(OpId::kRsqrt, {shifted})});
   NodeId cast = dtype == DType::f32 ? normed : e.to_dtype(normed, dtype);
@@ -45,7 +45,8 @@ NodeId rms_norm(GraphEmitter& e, NodeId x, NodeId weight, double eps) {
 }
 
 NodeId cross_entropy(GraphEmitter& e, NodeId logits, NodeId labels) {
-  NodeId log_probs = e.add(OpId::kLogSoftmax, {logits}, {{"dim", int64_t{1}}, {"half_to_float", false}});
+  NodeId log_probs =
+      e.add(OpId::kLogSoftmax, {logits}, {{"dim", int64_t{1}}, {"half_to_float", false}});
   NodeId nll = e.add(OpId::kNllLossForward, {log_probs, labels},
                      {{"reduction", kReductionMean}, {"ignore_index", kIgnoreIndex}});
   NodeId loss = e.getitem(nll, 0);

@@ -38,7 +38,8 @@ Params add_params(Graph& g, const Llama3Config& c) {
     std::string attn = prefix + "attention";
     std::string ffn = prefix + "feed_forward";
     auto add = [&](const std::string& scope, std::string_view leaf, Shape shape) {
-      return layers::add_param(g, scope + "." + std::string(leaf), std::move(shape), c.dtype, scope);
+      return layers::add_param(g, scope + "." + std::string(leaf), std::move(shape), c.dtype,
+                               scope);
     };
     LayerParams l{};
     l.wq = add(attn, "wq.weight", {q_dim, c.dim});
@@ -63,10 +64,10 @@ class Llama3Builder {
       : c_(config), g_(graph), e_(graph), params_(add_params(graph, config)) {
     freqs_cis_ = g_.add_placeholder("freqs_cis", PlaceholderKind::kBuffer,
                                     {{c_.seq, c_.head_dim() / 2}, DType::c64}, "freqs_cis");
-    tokens_ = g_.add_placeholder("tokens", PlaceholderKind::kInput, {{c_.batch, c_.seq}, DType::i64},
-                                 "tokens");
-    labels_ = g_.add_placeholder("labels", PlaceholderKind::kInput, {{c_.batch, c_.seq}, DType::i64},
-                                 "labels");
+    tokens_ = g_.add_placeholder("tokens", PlaceholderKind::kInput,
+                                 {{c_.batch, c_.seq}, DType::i64}, "tokens");
+    labels_ = g_.add_placeholder("labels", PlaceholderKind::kInput,
+                                 {{c_.batch, c_.seq}, DType::i64}, "labels");
   }
 
   Expected<NodeId> run();

@@ -11,8 +11,8 @@ constexpr int64_t kBigBatch = 2;
 constexpr int64_t kBigSeq = 8192;
 constexpr double kMaxElements = 0x1p62;
 
-Llama3Config big(std::string name, int64_t dim, int64_t layers, int64_t heads,
-                 double multiplier, int64_t multiple_of) {
+Llama3Config big(std::string name, int64_t dim, int64_t layers, int64_t heads, double multiplier,
+                 int64_t multiple_of) {
   Llama3Config c;
   c.name = std::move(name);
   c.dim = dim;
@@ -48,7 +48,8 @@ Llama3Config debugmodel() {
 
 int64_t Llama3Config::ffn_hidden_dim() const {
   int64_t hidden = 2 * 4 * dim / 3;  // int(2 * hidden / 3) with hidden = 4 * dim
-  if (ffn_dim_multiplier) hidden = static_cast<int64_t>(*ffn_dim_multiplier * static_cast<double>(hidden));
+  if (ffn_dim_multiplier)
+    hidden = static_cast<int64_t>(*ffn_dim_multiplier * static_cast<double>(hidden));
   return multiple_of * ((hidden + multiple_of - 1) / multiple_of);
 }
 
@@ -61,10 +62,15 @@ std::optional<Llama3Config> llama3_config(std::string_view name) {
 }
 
 Status validate(const Llama3Config& c) {
-  const std::array<std::pair<std::string_view, int64_t>, 8> sizes = {{
-      {"dim", c.dim}, {"n_layers", c.n_layers}, {"n_heads", c.n_heads},
-      {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"multiple_of", c.multiple_of},
-      {"batch", c.batch}, {"seq", c.seq}}};
+  const std::array<std::pair<std::string_view, int64_t>, 8> sizes = {
+      {{"dim", c.dim},
+       {"n_layers", c.n_layers},
+       {"n_heads", c.n_heads},
+       {"n_kv_heads", c.n_kv_heads},
+       {"vocab_size", c.vocab_size},
+       {"multiple_of", c.multiple_of},
+       {"batch", c.batch},
+       {"seq", c.seq}}};
   for (const auto& [field, value] : sizes) {
     if (value <= 0) return make_error("{}: {} must be positive, got {}", c.name, field, value);
   }

@@ -34,12 +34,12 @@ Expected<Graph> build_mlp(const MlpConfig& c) {
     hidden.push_back(add_linear(g, "layers." + std::to_string(i), i == 0 ? c.in_features : c.hidden,
                                 c.hidden, c.dtype));
   }
-  Linear output = add_linear(g, "output", c.hidden_layers == 0 ? c.in_features : c.hidden,
-                             c.classes, c.dtype);
+  Linear output =
+      add_linear(g, "output", c.hidden_layers == 0 ? c.in_features : c.hidden, c.classes, c.dtype);
   NodeId inputs = g.add_placeholder("inputs", PlaceholderKind::kInput,
                                     {{c.batch, c.in_features}, c.dtype}, "inputs");
-  NodeId labels = g.add_placeholder("labels", PlaceholderKind::kInput, {{c.batch}, DType::i64},
-                                    "labels");
+  NodeId labels =
+      g.add_placeholder("labels", PlaceholderKind::kInput, {{c.batch}, DType::i64}, "labels");
   GraphEmitter e(g);
   NodeId h = inputs;
   for (const Linear& l : hidden) {

@@ -9,8 +9,8 @@
 namespace autopar {
 namespace {
 
-constexpr std::array<std::string_view, 5> kModelNames = {
-    "llama3-405b", "llama3-70b", "llama3-8b", "llama3-debugmodel", "mlp"};
+constexpr std::array<std::string_view, 5> kModelNames = {"llama3-405b", "llama3-70b", "llama3-8b",
+                                                         "llama3-debugmodel", "mlp"};
 static_assert(std::is_sorted(kModelNames.begin(), kModelNames.end()));
 
 Status check_positive(std::string_view option, const std::optional<int64_t>& value,
@@ -27,8 +27,8 @@ Status check_options(const ModelOptions& o) {
   if (Status s = check_positive("--seq", o.seq, o.name); !s) return s;
   if (Status s = check_positive("--layers", o.layers, o.name); !s) return s;
   if (o.dtype && *o.dtype != DType::f32 && *o.dtype != DType::bf16 && *o.dtype != DType::f16) {
-    return make_error("invalid --dtype {} for model {}: use f32, bf16 or f16",
-                      dtype_name(*o.dtype), o.name);
+    return make_error("invalid --dtype {} for model {}: use f32, bf16 or f16", dtype_name(*o.dtype),
+                      o.name);
   }
   return ok_status();
 }
@@ -55,14 +55,13 @@ Expected<Graph> build_llama3_model(Llama3Config config, const ModelOptions& o) {
 
 }  // namespace
 
-std::vector<std::string> model_names() {
-  return {kModelNames.begin(), kModelNames.end()};
-}
+std::vector<std::string> model_names() { return {kModelNames.begin(), kModelNames.end()}; }
 
 Expected<Graph> build_model(const ModelOptions& options) {
   if (std::find(kModelNames.begin(), kModelNames.end(), options.name) == kModelNames.end()) {
     std::string known;
-    for (std::string_view name : kModelNames) known += (known.empty() ? "" : ", ") + std::string(name);
+    for (std::string_view name : kModelNames)
+      known += (known.empty() ? "" : ", ") + std::string(name);
     return make_error("unknown model '{}'; known models: {}", options.name, known);
   }
   if (Status s = check_options(options); !s) return s.error();

@@ -1,6 +1,7 @@
+#include "autodiff/autodiff.h"
+
 #include <gtest/gtest.h>
 
-#include "autodiff/autodiff.h"
 #include "test_graphs.h"
 
 namespace autopar {
@@ -122,7 +123,8 @@ TEST(Autodiff, ComplexMulBackwardMultipliesByTheConjugate) {
 TEST(Autodiff, MeanBackwardExpandsAndDividesByTheReducedCount) {
   Graph g;
   NodeId x = g.add_placeholder("x", PlaceholderKind::kParam, {{4, 6}, DType::f32});
-  NodeId mean = must(g.add(OpId::kMeanDim, {x}, {{"dim", std::vector<int64_t>{-1}}, {"keepdim", true}}));
+  NodeId mean =
+      must(g.add(OpId::kMeanDim, {x}, {{"dim", std::vector<int64_t>{-1}}, {"keepdim", true}}));
   NodeId loss = sum_all(g, mean);
   Graph joint = joint_of(g, loss);
 
@@ -146,7 +148,8 @@ TEST(Autodiff, NllLossBackwardTakesTheTotalWeightThroughGetItemOne) {
   Graph g;
   NodeId logits = g.add_placeholder("logits", PlaceholderKind::kParam, {{4, 5}, DType::f32});
   NodeId labels = g.add_placeholder("labels", PlaceholderKind::kInput, {{4}, DType::i64});
-  NodeId lsm = must(g.add(OpId::kLogSoftmax, {logits}, {{"dim", int64_t{1}}, {"half_to_float", false}}));
+  NodeId lsm =
+      must(g.add(OpId::kLogSoftmax, {logits}, {{"dim", int64_t{1}}, {"half_to_float", false}}));
   NodeId nll = must(g.add(OpId::kNllLossForward, {lsm, labels},
                           {{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}}));
   NodeId loss = must(g.add(OpId::kGetItem, {nll}, {{"index", int64_t{0}}}));
@@ -181,7 +184,8 @@ TEST(Autodiff, AttentionBackwardReturnsQueryKeyAndValueGradientsThroughGetItem) 
     ASSERT_NE(grad, kNoNode) << name;
     EXPECT_EQ(joint.node(grad).meta(), qkv) << name;
   }
-  const Node& backward = joint.node(*joint.find("_scaled_dot_product_flash_attention_for_cpu_backward"));
+  const Node& backward =
+      joint.node(*joint.find("_scaled_dot_product_flash_attention_for_cpu_backward"));
   EXPECT_EQ(backward.inputs[4], *joint.find("getitem"));    // the forward's out
   EXPECT_EQ(backward.inputs[5], *joint.find("getitem_1"));  // the forward's logsumexp
   EXPECT_TRUE(backward.attrs.get_bool("is_causal"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autodiff/autodiff.h"
+#include "ir/verifier.h"
 
 namespace autopar::testing {
 
@@ -24,7 +25,10 @@ inline NodeId sum_all(Graph& g, NodeId x) {
 inline Graph joint_of(const Graph& forward, NodeId loss) {
   Expected<Graph> joint = build_joint_graph(forward, {loss, {}});
   EXPECT_TRUE(joint.ok()) << (joint.ok() ? "" : joint.error().message);
-  return joint.ok() ? std::move(*joint) : Graph{};
+  if (!joint.ok()) return Graph{};
+  Status verified = verify(*joint);
+  EXPECT_TRUE(verified.ok()) << (verified.ok() ? "" : verified.error().message);
+  return std::move(*joint);
 }
 
 // The ops of the nodes after the first `forward_size` + 1 (the tangent) nodes.

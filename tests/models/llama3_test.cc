@@ -1,3 +1,5 @@
+#include "models/llama3.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -5,7 +7,6 @@
 #include <regex>
 
 #include "model_checks.h"
-#include "models/llama3.h"
 
 namespace autopar {
 namespace {
@@ -129,7 +130,8 @@ TEST(Llama3, EveryNodeIsScopedToATorchtitanModule) {
     if (node.is_placeholder() && node.kind != PlaceholderKind::kParam) {
       EXPECT_EQ(node.scope, "") << node.name;
     } else {
-      EXPECT_TRUE(std::regex_match(node.scope, module)) << node.name << " in '" << node.scope << "'";
+      EXPECT_TRUE(std::regex_match(node.scope, module))
+          << node.name << " in '" << node.scope << "'";
     }
   }
 }

@@ -31,9 +31,9 @@ TEST(Mlp, ForwardIsAddmmAndReluPerLayerThenCrossEntropy) {
   // per hidden layer t, addmm, relu (2 x 3); output t, addmm (2); loss (4).
   std::vector<std::string> ops;
   for (NodeId id = 9; id < 9 + 12; ++id) ops.push_back(default_node_base_name(g.node(id).op));
-  EXPECT_EQ(ops, (std::vector<std::string>{"t", "addmm", "relu", "t", "addmm", "relu", "t",
-                                           "addmm", "_log_softmax", "nll_loss_forward",
-                                           "getitem", "getitem"}));
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"t", "addmm", "relu", "t", "addmm", "relu", "t", "addmm",
+                                      "_log_softmax", "nll_loss_forward", "getitem", "getitem"}));
   EXPECT_EQ(g.node(8).name, "tangents_1");
   EXPECT_EQ(g.node(g.outputs()[0].node).scope, "loss");
 }

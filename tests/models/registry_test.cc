@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/verifier.h"
 #include "model_checks.h"
 
 namespace autopar {
@@ -9,7 +10,7 @@ namespace {
 
 using namespace autopar::testing;
 
-TEST(ModelRegistry, NamesAreSortedAndEachBuilds) {
+TEST(ModelRegistry, NamesAreSortedAndEachBuildsAVerifiedJointGraph) {
   std::vector<std::string> names = model_names();
   EXPECT_EQ(names, (std::vector<std::string>{"llama3-405b", "llama3-70b", "llama3-8b",
                                              "llama3-debugmodel", "mlp"}));
@@ -17,6 +18,8 @@ TEST(ModelRegistry, NamesAreSortedAndEachBuilds) {
     Graph g = build_or_fail({.name = name, .batch = 1, .layers = 1});
     EXPECT_EQ(g.name, name);
     EXPECT_GT(g.size(), 0) << name;
+    Status verified = verify(g);
+    EXPECT_TRUE(verified.ok()) << name << ": " << (verified.ok() ? "" : verified.error().message);
   }
 }
 
@@ -38,7 +41,8 @@ TEST(ModelRegistry, NonPositiveOverridesAreErrorsNamingOptionAndValue) {
        "invalid --batch 0 for model llama3-8b: must be a positive integer"},
       {{.name = "llama3-debugmodel", .seq = -4},
        "invalid --seq -4 for model llama3-debugmodel: must be a positive integer"},
-      {{.name = "mlp", .layers = 0}, "invalid --layers 0 for model mlp: must be a positive integer"},
+      {{.name = "mlp", .layers = 0},
+       "invalid --layers 0 for model mlp: must be a positive integer"},
       {{.name = "mlp", .dtype = DType::i64},
        "invalid --dtype i64 for model mlp: use f32, bf16 or f16"},
       {{.name = "mlp", .seq = 8},

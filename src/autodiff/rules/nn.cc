@@ -57,8 +57,9 @@ std::vector<NodeId> embedding(GradContext& ctx) {
 }
 
 std::vector<NodeId> log_softmax(GradContext& ctx) {
-  return {ctx.emit.add(OpId::kLogSoftmaxBackwardData, {ctx.grad(), ctx.node},
-                       {{"dim", ctx.fwd().attrs.get_int("dim")}, {"input_dtype", ctx.in(0).dtype}})};
+  return {
+      ctx.emit.add(OpId::kLogSoftmaxBackwardData, {ctx.grad(), ctx.node},
+                   {{"dim", ctx.fwd().attrs.get_int("dim")}, {"input_dtype", ctx.in(0).dtype}})};
 }
 
 // nll_loss_forward(self, target) -> (loss, total_weight); target gets no gradient.
@@ -67,10 +68,9 @@ std::vector<NodeId> nll_loss_forward(GradContext& ctx) {
   if (!ctx.want(0) || ctx.grad() == kNoNode) return out;
   const Attrs& attrs = ctx.fwd().attrs;
   NodeId total_weight = ctx.getitems.get(ctx.emit, ctx.node, 1);
-  out[0] = ctx.emit.add(OpId::kNllLossBackward,
-                        {ctx.grad(), ctx.input(0), ctx.input(1), total_weight},
-                        {{"reduction", attrs.get_int("reduction")},
-                         {"ignore_index", attrs.get_int("ignore_index")}});
+  out[0] = ctx.emit.add(
+      OpId::kNllLossBackward, {ctx.grad(), ctx.input(0), ctx.input(1), total_weight},
+      {{"reduction", attrs.get_int("reduction")}, {"ignore_index", attrs.get_int("ignore_index")}});
   return out;
 }
 
@@ -82,9 +82,9 @@ std::vector<NodeId> sdpa_flash_cpu(GradContext& ctx) {
   GraphEmitter& e = ctx.emit;
   NodeId attn_out = ctx.getitems.get(e, ctx.node, 0);
   NodeId logsumexp = ctx.getitems.get(e, ctx.node, 1);
-  NodeId backward = e.add(OpId::kSdpaFlashCpuBackward,
-                          {ctx.grad(), ctx.input(0), ctx.input(1), ctx.input(2), attn_out, logsumexp},
-                          ctx.fwd().attrs);
+  NodeId backward = e.add(
+      OpId::kSdpaFlashCpuBackward,
+      {ctx.grad(), ctx.input(0), ctx.input(1), ctx.input(2), attn_out, logsumexp}, ctx.fwd().attrs);
   for (int i = 0; i < 3; ++i) {
     if (ctx.want(i)) out[static_cast<size_t>(i)] = ctx.getitems.get(e, backward, i);
   }

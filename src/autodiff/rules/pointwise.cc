@@ -71,7 +71,8 @@ std::vector<NodeId> rsqrt(GradContext& ctx) {
 }
 
 std::vector<NodeId> relu(GradContext& ctx) {
-  return {ctx.emit.add(OpId::kThresholdBackward, {ctx.grad(), ctx.node}, {{"threshold", int64_t{0}}})};
+  return {
+      ctx.emit.add(OpId::kThresholdBackward, {ctx.grad(), ctx.node}, {{"threshold", int64_t{0}}})};
 }
 
 std::vector<NodeId> silu(GradContext& ctx) {
