@@ -34,6 +34,15 @@ TEST(Llama3, SeventyBillionHasTorchtitansParamCount) {
   EXPECT_EQ(param_count(g), 70'553'706'496);
 }
 
+TEST(Llama3, FourHundredFiveBillionForwardHasTorchtitansParamCount) {
+  Expected<ForwardGraph> f = build_llama3_forward(*llama3_config("llama3-405b"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  // hidden 53248, head_dim 16384 / 128 = 128, kv dim 8 * 128 = 1024
+  // per layer: 2 * 16384^2 + 2 * 1024*16384 + 3 * 16384*53248 + 2 * 16384 = 3187703808; x 126
+  // + 2 * 128256*16384 + 16384 = 401650679808 + 4202692608 + 16384
+  EXPECT_EQ(param_count(f->graph), 405'853'388'800);
+}
+
 TEST(Llama3, DebugModelParamCount) {
   Graph g = build_or_fail({.name = "llama3-debugmodel"});
   // head_dim 256/16 = 16, kv dim 8*16 = 128, hidden 256 * ceil(682 / 256) = 768
