@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include "cost/comm_cost.h"
@@ -64,6 +65,16 @@ double smallest_op_time() {
   return time_per_call([&] { at::add_out(y, x, x); }, /*budget_s=*/0.05, /*min_calls=*/100);
 }
 
+// libtorch's set_num_threads does not reach OpenBLAS's own thread pool; without
+// this a "1 thread" matmul still spins one OpenBLAS thread per core.
+void set_threads(int threads) {
+  at::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (void* symbol = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
+    reinterpret_cast<SetThreads>(symbol)(threads);
+  }
+}
+
 }  // namespace
 
 ComputeFigures measure_compute(bool quick) {
@@ -71,9 +82,9 @@ ComputeFigures measure_compute(bool quick) {
   double budget = quick ? 0.05 : 0.5;
   int64_t n = quick ? 256 : 1024;
   figures.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  at::set_num_threads(figures.threads);
+  set_threads(figures.threads);
   figures.matmul_f32_flops_all_threads = matmul_flops(at::kFloat, n, budget);
-  at::set_num_threads(1);
+  set_threads(1);
   struct Case {
     DType dtype;
     at::ScalarType type;
