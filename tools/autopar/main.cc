@@ -21,7 +21,7 @@ namespace {
 std::vector<Command> add_commands(CLI::App& app) {
   return {
       // Sorted by name. Add new subcommands here (declared in commands.h).
-      // add_calibrate_command(app),
+      add_calibrate_command(app),
       add_graph_command(app),
       // add_strategies_command(app),
   };
