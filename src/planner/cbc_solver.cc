@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <coin/Cbc_C_Interface.h>
+#include <coin/Clp_C_Interface.h>
 
 #include "planner/memory_bound.h"
 
@@ -85,6 +86,7 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   CbcRun run;
   Cbc_Model* cbc = load(m);
   Cbc_setLogLevel(cbc, o.verbose ? 1 : 0);
+  Cbc_setParameter(cbc, "timeMode", "elapsed");  // "sec" is CPU time otherwise
   Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
   Cbc_setParameter(cbc, "threads", fmt::format("{}", o.threads).c_str());
   Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
@@ -106,6 +108,38 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   return run;
 }
 
+bool solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<int> col_start, index;
+  std::vector<double> value;
+  m.to_columns(col_start, index, value);
+  std::vector<double> lower(static_cast<size_t>(m.columns()), 0.0);
+  Clp_Simplex* clp = Clp_newModel();
+  Clp_loadProblem(clp, m.columns(), m.rows(), col_start.data(), index.data(), value.data(),
+                  lower.data(), m.upper.data(), m.objective.data(), m.row_lower.data(),
+                  m.row_upper.data());
+  Clp_setLogLevel(clp, o.verbose ? 1 : 0);
+  Clp_setMaximumSeconds(clp, o.time_limit_s);
+  {
+    QuietStdout quiet(!o.verbose);
+    Clp_dual(clp, 0);
+  }
+  bool integral = Clp_isProvenOptimal(clp) != 0;
+  const double* x = Clp_getColSolution(clp);
+  for (int c = 0; integral && c < m.columns(); ++c) {
+    double v = x[c];
+    if (m.integer[static_cast<size_t>(c)] && std::min(v, 1 - v) > 1e-7) integral = false;
+  }
+  if (integral) {
+    run.status = SolveStatus::kOptimal;
+    run.columns.assign(x, x + m.columns());
+    run.objective = run.best_bound = Clp_objectiveValue(clp);
+  }
+  Clp_deleteModel(clp);
+  run.seconds = seconds_since(start);
+  return integral;
+}
+
 namespace {
 
 void fill_from_assignment(const Problem& p, Solution& s) {
@@ -114,7 +148,7 @@ void fill_from_assignment(const Problem& p, Solution& s) {
   s.peak_bytes = eval.peak_bytes;
   s.best_bound = std::min(s.best_bound, s.objective);
   double scale = std::max(std::abs(s.objective), 1e-300);
-  s.gap = s.status == SolveStatus::kOptimal ? 0 : (s.objective - s.best_bound) / scale;
+  s.gap = std::max(0.0, (s.objective - s.best_bound) / scale);  // > 0 with relative_gap
 }
 
 Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
@@ -165,8 +199,11 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
     s.status = SolveStatus::kOptimal;
     s.best_bound = r.constant_cost;
   } else {
-    CbcRun run = run_cbc(m, o);
-    stats.solve_s = run.seconds;
+    CbcRun run;
+    bool done = o.lp_first && solve_integral_relaxation(m, o, run);
+    double lp_s = run.seconds;
+    if (!done) run = run_cbc(m, o);
+    stats.solve_s = run.seconds + (done ? 0 : lp_s);
     if (run.status == SolveStatus::kInfeasible) {
       Solution bad = infeasible(p, r, o, p.has_memory_limit()
                                 ? "no assignment meets both the memory budget and the "

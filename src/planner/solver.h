@@ -27,6 +27,8 @@ struct SolverOptions {
   bool verbose = false;     // let the solver print its log
   // On memory infeasibility, solve the min-peak problem for an exact bound.
   bool exact_memory_bound = true;
+  // Try the LP relaxation first; CBC only if it is fractional (cbc_solver.h).
+  bool lp_first = true;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
 };
