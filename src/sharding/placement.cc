@@ -36,12 +36,6 @@ bool Sharding::is_replicated() const {
   return true;
 }
 
-uint64_t Sharding::key() const {
-  uint64_t k = 0;
-  for (int d = 0; d < ndim; ++d) k |= uint64_t{placements[static_cast<size_t>(d)].code()} << (8 * d);
-  return k;
-}
-
 std::string to_string(Placement p) {
   if (p.is_shard()) return fmt::format("S({})", p.dim());
   if (p.is_partial()) {

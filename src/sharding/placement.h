@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -72,7 +73,13 @@ struct Sharding {
   Placement& operator[](MeshDim d) { return placements[static_cast<size_t>(d)]; }
   bool has_partial() const;
   bool is_replicated() const;
-  uint64_t key() const;
+  // Unused entries stay Replicate (code 0), so the bytes are the key.
+  uint64_t key() const {
+    static_assert(sizeof(placements) == sizeof(uint64_t));
+    uint64_t k;
+    std::memcpy(&k, placements.data(), sizeof(k));
+    return k;
+  }
   bool operator==(const Sharding& other) const { return key() == other.key() && ndim == other.ndim; }
 };
 

@@ -118,11 +118,46 @@ std::string to_string(const RedistPlan& plan, const DeviceMesh& mesh) {
   return out;
 }
 
+namespace {
+
+// splitmix64's finaliser: placement keys differ only in a few low bits, so they
+// need a full mix before bucketing.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
 size_t RedistributionCache::KeyHash::operator()(const Key& k) const {
-  uint64_t h = k.meta * 0x9E3779B97F4A7C15ull;
-  h ^= k.from + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  h ^= k.to + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return static_cast<size_t>(mix(mix(k.from ^ (uint64_t{k.meta} << 40)) ^ k.to));
+}
+
+size_t RedistributionCache::BlockKeyHash::operator()(const BlockKey& k) const {
+  uint64_t h = mix(k.meta);
+  for (uint64_t x : k.from) h = mix(h ^ x);
+  h = mix(h ^ 0xF00D);
+  for (uint64_t x : k.to) h = mix(h ^ x);
   return static_cast<size_t>(h);
+}
+
+const std::vector<double>& RedistributionCache::block(MetaId meta, std::span<const Sharding> from,
+                                                      std::span<const Sharding> to) {
+  probe_.meta = meta;
+  probe_.from.clear();
+  probe_.to.clear();
+  for (const Sharding& s : from) probe_.from.push_back(s.key());
+  for (const Sharding& s : to) probe_.to.push_back(s.key());
+  auto it = blocks_.find(probe_);
+  if (it != blocks_.end()) return it->second;
+  std::vector<double> times(from.size() * to.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    for (size_t j = 0; j < to.size(); ++j) times[i * to.size() + j] = time(meta, from[i], to[j]);
+  }
+  return blocks_.emplace(probe_, std::move(times)).first->second;
 }
 
 size_t RedistributionCache::MetaHash::operator()(const TensorMeta& m) const {

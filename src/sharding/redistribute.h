@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -74,8 +75,13 @@ class RedistributionCache {
   double time(const TensorMeta& meta, const Sharding& from, const Sharding& to) {
     return from == to ? 0.0 : time(intern(meta), from, to);
   }
+  // Times of every (from[i], to[j]) pair, row-major, memoised per block: the
+  // edges of repeated layers ask for the same blocks.
+  const std::vector<double>& block(MetaId meta, std::span<const Sharding> from,
+                                   std::span<const Sharding> to);
   const DeviceMesh& mesh() const { return mesh_; }
   size_t cached_pairs() const { return times_.size(); }
+  size_t cached_blocks() const { return blocks_.size(); }
 
  private:
   struct Key {
@@ -89,7 +95,17 @@ class RedistributionCache {
   struct MetaHash {
     size_t operator()(const TensorMeta& m) const;
   };
+  struct BlockKey {
+    MetaId meta = 0;
+    std::vector<uint64_t> from, to;
+    bool operator==(const BlockKey&) const = default;
+  };
+  struct BlockKeyHash {
+    size_t operator()(const BlockKey& k) const;
+  };
   DeviceMesh mesh_;
+  std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> blocks_;
+  BlockKey probe_;  // reused for lookups
   std::unordered_map<TensorMeta, MetaId, MetaHash> meta_ids_;
   std::vector<TensorMeta> metas_;
   std::unordered_map<Key, double, KeyHash> times_;
