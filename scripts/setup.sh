@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Installs the Debian packages autopar uses (only the missing ones), then
+# configures and builds the project. Safe to run again: installed packages are
+# skipped without touching apt, and an existing build directory is built
+# incrementally.
+#
+#   scripts/setup.sh [TARGET...]     no TARGET: build everything
+#
+# Environment:
+#   CI=true            configure with -DAUTOPAR_WERROR=ON (warnings are errors)
+#   AUTOPAR_BUILD_DIR  build directory (default: build)
+#   AUTOPAR_JOBS       parallel build jobs (default: nproc)
+#
+# Supported: Debian 12 (bookworm). Installing needs root; building does not.
+set -euo pipefail
+
+log() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+# Debian packages the project uses. Keep sorted within each group.
+PACKAGES=(
+  # build tools
+  cmake
+  g++
+  git
+  ninja-build
+  pkg-config
+  # libraries and test framework
+  coinor-libcbc-dev
+  googletest
+  libcli11-dev
+  libfmt-dev
+  libgtest-dev
+  libopenmpi-dev
+  libtorch-dev
+  nlohmann-json3-dev
+  openmpi-bin
+  # ---- Later issues append their packages below this line, with the issue ----
+  # python3-torch        (#7 PyTorch importer)
+  # python3-torchvision  (#7 PyTorch importer)
+  # graphviz             (#8 reports)
+  # chromium             (#8 reports)
+)
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${AUTOPAR_BUILD_DIR:-build}"
+jobs="${AUTOPAR_JOBS:-$(nproc)}"
+
+is_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+install_packages() {
+  command -v dpkg-query >/dev/null ||
+    die "dpkg-query not found: this script supports Debian 12; install these packages yourself: ${PACKAGES[*]}"
+  local missing=() package
+  for package in "${PACKAGES[@]}"; do
+    is_installed "$package" || missing+=("$package")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "all ${#PACKAGES[@]} Debian packages are installed"
+    return
+  fi
+  log "missing Debian packages: ${missing[*]}"
+  [[ "$(id -u)" == 0 ]] ||
+    die "installing packages needs root; run as root, or: sudo apt-get install --no-install-recommends ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  log "running: apt-get update"
+  apt-get update || die "apt-get update failed (network or apt sources?)"
+  log "running: apt-get install -y --no-install-recommends ${missing[*]}"
+  apt-get install -y --no-install-recommends "${missing[@]}" ||
+    die "apt-get install failed for: ${missing[*]}"
+  for package in "${missing[@]}"; do
+    is_installed "$package" || die "package $package is still not installed after apt-get install"
+  done
+}
+
+configure() {
+  local cache="$build_dir/CMakeCache.txt"
+  local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+  [[ "${CI:-}" == "true" ]] && args+=(-DAUTOPAR_WERROR=ON)
+  if [[ -f "$cache" ]]; then
+    grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$cache" ||
+      die "$build_dir/ was configured with another generator than Ninja; remove it (rm -rf $build_dir) and run again"
+    # Reconfigure only when CI needs -Werror and the cache lacks it; otherwise the
+    # build below re-runs CMake by itself when a CMakeLists changed.
+    if [[ "${CI:-}" != "true" ]] || grep -q '^AUTOPAR_WERROR:BOOL=ON$' "$cache"; then
+      log "$build_dir/ exists: building incrementally"
+      return
+    fi
+  fi
+  log "running: cmake ${args[*]}"
+  cmake "${args[@]}" || die "cmake configure failed (see the messages above)"
+}
+
+build() {
+  local args=(--build "$build_dir" -j "$jobs")
+  (($# > 0)) && args+=(--target "$@")
+  log "running: cmake ${args[*]}"
+  cmake "${args[@]}" || die "build failed (see the compiler messages above)"
+}
+
+cd "$repo_root"
+install_packages
+configure
+build "$@"
+log "done: built in $repo_root/$build_dir"
