@@ -1,5 +1,7 @@
 #include "planner/problem_builder.h"
 
+#include "sharding/edge_costs.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>

@@ -1,0 +1,47 @@
+// Kernels: run one IR node on tensors with libtorch CPU kernels.
+//
+// The single-process executor runs nodes on full tensors; the SPMD executor
+// runs them on each rank's local shards. Shape-carrying attributes (a view's
+// size, expand's size, embedding_dense_backward's num_weights) describe the
+// full tensors, so callers pass the node's expected local output metadata and
+// kernels take shapes from it, not from the attributes. Ops that need to know
+// where a shard sits in the full tensor (embedding on a vocab-sharded table: a
+// masked lookup) read it from KernelContext.
+//
+// Runtime-only header: includes ATen. Never include it from the planner.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+
+namespace autopar {
+
+struct KernelContext {
+  // Per input: the offset of this shard in the full tensor, per tensor dim
+  // (empty: the input is whole). Used by the masked embedding lookup and its
+  // backward when the table is split by rows.
+  std::vector<std::vector<int64_t>> input_offsets;
+  // Per input: the full tensor's shape (empty: same as the local one).
+  std::vector<Shape> input_full_shapes;
+};
+
+// Runs node `node` on `inputs` (one tensor per node input; for getitem the
+// producer's outputs as a tuple is passed as all of them: see run_getitem).
+// local_outputs: the metadata the outputs must have. Errors name the node.
+Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const at::Tensor> inputs,
+                                             std::span<const TensorMeta> local_outputs,
+                                             const KernelContext& context = {});
+
+// True for every op of the op table that has a kernel (a test checks all do).
+bool has_kernel(OpId op);
+
+at::ScalarType to_scalar_type(DType dtype);
+Expected<DType> from_scalar_type(at::ScalarType type);
+
+}  // namespace autopar

@@ -1,0 +1,89 @@
+#include "plan_options.h"
+
+#include "cli_output.h"
+#include "planner/baselines.h"
+#include "sharding/mesh.h"
+
+namespace autopar {
+
+void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
+  app.add_option("--mesh", o.mesh, "Device mesh shape, outermost dim first (e.g. 8x8, 2x4, 8x8x8)")
+      ->capture_default_str();
+  app.add_option("--mesh-names", o.mesh_names, "Names of the mesh dims, comma-separated (e.g. dp,tp)");
+  app.add_option("--intra-node-dims", o.intra_node_dims,
+                 "How many innermost mesh dims use intra-node links (default: as many as fit "
+                 "devices_per_node)");
+  app.add_option("--hardware", o.hardware,
+                 "Hardware profile: a built-in name (a100, b200, cpu, h100, h200) or a JSON file "
+                 "(e.g. from `autopar calibrate`)")
+      ->capture_default_str();
+  app.add_option("--memory-gb", o.memory_gb,
+                 "Memory budget per device in GB (1e9 bytes); default: the profile's device memory");
+  app.add_option("--optimizer", o.optimizer, "Optimizer whose state is counted in memory")
+      ->check(CLI::IsMember({"adamw", "sgd"}))
+      ->capture_default_str();
+  app.add_option("--pin", o.pins,
+                 "Force a placement: NODE=SHARDING or NODE.in<K>=SHARDING; NODE is a name, param "
+                 "name or glob, or @param/@input/@buffer/@tangent/@grad/@loss (repeatable)");
+  app.add_option("--constraints", o.constraints_file, "File of pins, one per line (# comments)")
+      ->type_name("FILE");
+  if (with_baseline) {
+    app.add_option("--baseline", o.baseline,
+                   "Evaluate an expert layout instead of solving freely: " + baseline_names_text());
+  }
+  app.add_option("--time-limit", o.time_limit_s, "Solver time limit in seconds")->capture_default_str();
+  app.add_option("--threads", o.threads, "Solver threads")->capture_default_str();
+  app.add_option("--dump-ilp", o.dump_ilp, "Write the ILP to FILE (.lp for LP format, else MPS)")
+      ->type_name("FILE");
+  app.add_flag("--no-share-layers", o.no_share_layers,
+               "Give every layer its own variables (slower; for checking the reduction)");
+}
+
+Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& graph) {
+  PlanOptions options;
+  Expected<std::vector<int64_t>> shape = parse_mesh_shape(cli.mesh);
+  if (!shape) return shape.error();
+  options.mesh_shape = *shape;
+  if (!cli.mesh_names.empty()) {
+    Expected<std::vector<std::string>> names = parse_mesh_names(cli.mesh_names);
+    if (!names) return names.error();
+    options.mesh_options.names = *names;
+  }
+  if (cli.intra_node_dims >= 0) options.mesh_options.intra_node_dims = cli.intra_node_dims;
+  Expected<HardwareProfile> hw = load_hardware(cli.hardware);
+  if (!hw) return hw.error();
+  options.hardware = *hw;
+  if (cli.memory_gb < 0) return make_error("--memory-gb must be positive, got {}", cli.memory_gb);
+  if (cli.memory_gb > 0) options.memory_budget_bytes = cli.memory_gb * 1e9;
+  options.optimizer = *parse_optimizer(cli.optimizer);
+  const int ndim = static_cast<int>(shape->size());
+  for (const std::string& text : cli.pins) {
+    Expected<PinSpec> pin = parse_pin(text, ndim);
+    if (!pin) return pin.error();
+    options.pins.push_back(*pin);
+  }
+  if (!cli.constraints_file.empty()) {
+    Expected<std::string> contents = read_text_file(cli.constraints_file);
+    if (!contents) return contents.error();
+    Expected<std::vector<PinSpec>> pins = parse_pin_file(*contents, ndim, cli.constraints_file);
+    if (!pins) return pins.error();
+    options.pins.insert(options.pins.end(), pins->begin(), pins->end());
+  }
+  if (!cli.baseline.empty()) {
+    Expected<DeviceMesh> mesh = make_mesh(options.mesh_shape, options.hardware, options.mesh_options);
+    if (!mesh) return mesh.error();
+    Expected<std::vector<PinSpec>> pins = baseline_pins(cli.baseline, graph, *mesh);
+    if (!pins) return pins.error();
+    options.pins.insert(options.pins.end(), pins->begin(), pins->end());
+    options.label = cli.baseline;
+  }
+  if (cli.time_limit_s <= 0) return make_error("--time-limit must be positive, got {}", cli.time_limit_s);
+  if (cli.threads < 1) return make_error("--threads must be at least 1, got {}", cli.threads);
+  options.solver.time_limit_s = cli.time_limit_s;
+  options.solver.threads = cli.threads;
+  options.dump_ilp_path = cli.dump_ilp;
+  options.share_layers = !cli.no_share_layers;
+  return options;
+}
+
+}  // namespace autopar

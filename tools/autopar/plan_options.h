@@ -1,0 +1,39 @@
+// The options every planning subcommand shares (plan, compare, and later run,
+// explain, report): the mesh, the hardware profile, the memory budget, the
+// optimizer, pins, a baseline, and the solver's limits; and the one function
+// that turns them (plus a loaded graph) into the planner's PlanOptions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+#include "planner/auto_plan.h"
+
+namespace autopar {
+
+struct PlanCliOptions {
+  std::string mesh = "8x8";
+  std::string mesh_names;       // "dp,tp"
+  int intra_node_dims = -1;     // -1: derive from devices_per_node
+  std::string hardware = "h100";
+  double memory_gb = 0;         // 0: the profile's device memory
+  std::string optimizer = "adamw";
+  std::vector<std::string> pins;
+  std::string constraints_file;
+  std::string baseline;         // "" = solve freely
+  double time_limit_s = 60;
+  int threads = 1;
+  std::string dump_ilp;
+  bool no_share_layers = false;
+};
+
+void add_plan_options(CLI::App& app, PlanCliOptions& options, bool with_baseline = true);
+
+// Mesh, hardware, pins (command line, constraints file, baseline) -> PlanOptions.
+Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& graph);
+
+}  // namespace autopar
