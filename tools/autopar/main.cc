@@ -23,7 +23,8 @@ std::vector<Command> add_commands(CLI::App& app) {
       // Sorted by name. Add new subcommands here (declared in commands.h).
       add_calibrate_command(app),
       add_graph_command(app),
-      // add_strategies_command(app),
+      add_plan_command(app),
+      add_strategies_command(app),
   };
 }
 

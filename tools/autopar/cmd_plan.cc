@@ -1,0 +1,68 @@
+// `autopar plan`: choose every node's sharding on a mesh (or evaluate an expert
+// baseline) and print the plan as a summary, an annotated graph or JSON.
+#include <memory>
+#include <string>
+
+#include "cli_output.h"
+#include "commands.h"
+#include "graph_options.h"
+#include "plan_options.h"
+#include "planner/plan_output.h"
+
+namespace autopar {
+namespace {
+
+struct PlanCommandOptions {
+  GraphOptions graph;
+  PlanCliOptions plan;
+  std::string format = "summary";
+  std::string out;
+  bool timings = false;
+};
+
+int run_plan(PlanCommandOptions& options) {
+  if (options.graph.model.empty() && options.graph.graph_file.empty()) {
+    options.graph.model = "llama3-8b";  // the main job's default
+  }
+  Expected<Graph> graph = load_graph(options.graph);
+  if (!graph) return report_error(graph.error().message);
+  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
+  if (!plan_options) return report_error(plan_options.error().message);
+  Expected<Plan> plan = make_plan(*graph, *plan_options);
+  if (!plan) return report_error(plan.error().message);
+  std::string text;
+  if (options.format == "json") {
+    text = plan_to_json(*graph, *plan, options.timings);
+  } else if (options.format == "annotated") {
+    text = plan_to_annotated(*graph, *plan);
+  } else {
+    text = plan_to_summary(*graph, *plan);
+  }
+  if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
+  if (!plan->summary.fits) {
+    return report_error(plan->shortfall ? "no plan fits the memory budget (see above)"
+                                        : "the plan does not fit the memory budget");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_plan_command(CLI::App& parent) {
+  auto options = std::make_shared<PlanCommandOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "plan", "Choose every node's sharding on a device mesh (default: llama3-8b on 8x8 H100)");
+  add_graph_options(*app, options->graph);
+  add_plan_options(*app, options->plan);
+  app->add_option("--format", options->format,
+                  "summary: a table for people; annotated: the graph with each node's "
+                  "placements and costs; json: the plan (docs/plan-format.md)")
+      ->check(CLI::IsMember({"annotated", "json", "summary"}))
+      ->capture_default_str();
+  app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
+  app->add_flag("--timings", options->timings,
+                "Include wall-clock solver times in the JSON (off: runs diff byte for byte)");
+  return Command{app, [options] { return run_plan(*options); }};
+}
+
+}  // namespace autopar
