@@ -73,13 +73,15 @@ std::vector<Action> interleaved_rank(RankIdx r, int32_t p, int32_t m, int32_t v)
   return out;
 }
 
-// ZB-H1: 1F1B with the backward split into I and W. Rank r keeps up to p-1-r
-// W passes pending during the steady phase and runs them in the cool-down,
-// where 1F1B would wait for gradients; the last rank never defers.
+// ZB-H1: 1F1B with the backward split into I and W. Rank r keeps up to r W
+// passes pending during the steady phase, so the later ranks (which start
+// late) push their input gradients upstream sooner, and everyone runs the
+// deferred W passes in the cool-down, where 1F1B would wait for gradients.
+// Rank 0 never defers; in-flight activations stay those of 1F1B.
 std::vector<Action> zb_h1_rank(RankIdx r, int32_t p, int32_t m) {
   std::vector<Action> out;
   int32_t warmup = std::min(p - 1 - r, m);
-  int32_t deferred = p - 1 - r;
+  int32_t deferred = r;
   int32_t next_w = 0;
   for (int32_t i = 0; i < warmup; ++i) out.push_back(act(r, ActionKind::kF, i));
   for (int32_t i = 0; i < m - warmup; ++i) {
