@@ -6,7 +6,13 @@
 // full tensors, so callers pass the node's expected local output metadata and
 // kernels take shapes from it, not from the attributes. Ops that need to know
 // where a shard sits in the full tensor (embedding on a vocab-sharded table: a
-// masked lookup) read it from KernelContext.
+// masked lookup; its backward writing only this shard's rows) read it from
+// KernelContext.
+//
+// placeholder and getitem are the executors' business (values come from
+// init.h; getitem picks one output of its producer): run_kernel rejects them.
+// Every output is checked against its expected metadata (error naming the node).
+// libtorch exceptions are caught and returned as errors naming the node.
 //
 // Runtime-only header: includes ATen. Never include it from the planner.
 #pragma once
@@ -24,21 +30,24 @@ namespace autopar {
 
 struct KernelContext {
   // Per input: the offset of this shard in the full tensor, per tensor dim
-  // (empty: the input is whole). Used by the masked embedding lookup and its
-  // backward when the table is split by rows.
+  // (empty, or missing entries: the input is whole). Read by the masked
+  // embedding lookup when the table (input 0) is split by rows.
   std::vector<std::vector<int64_t>> input_offsets;
+  // Per output: the same for outputs. Read by embedding_dense_backward when
+  // its table gradient (output 0) is split by rows.
+  std::vector<std::vector<int64_t>> output_offsets;
   // Per input: the full tensor's shape (empty: same as the local one).
   std::vector<Shape> input_full_shapes;
 };
 
-// Runs node `node` on `inputs` (one tensor per node input; for getitem the
-// producer's outputs as a tuple is passed as all of them: see run_getitem).
+// Runs node `node` on `inputs` (one tensor per node input).
 // local_outputs: the metadata the outputs must have. Errors name the node.
 Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const at::Tensor> inputs,
                                              std::span<const TensorMeta> local_outputs,
                                              const KernelContext& context = {});
 
-// True for every op of the op table that has a kernel (a test checks all do).
+// True for every op of the op table that has a kernel (a test checks all do
+// but placeholder and getitem).
 bool has_kernel(OpId op);
 
 at::ScalarType to_scalar_type(DType dtype);

@@ -1,0 +1,165 @@
+// Kernel dispatch: one function per op (kernels/*.cc, one family per file),
+// output checks against the expected local metadata, libtorch errors as values.
+#include "runtime/kernels.h"
+
+#include <c10/util/Exception.h>
+
+#include "runtime/kernels/kernel_call.h"
+
+namespace autopar {
+namespace {
+
+using namespace kernels;
+
+// No default: -Wswitch (an error here) flags an op added without a case.
+KernelFn kernel_for(OpId op) {
+  switch (op) {
+    case OpId::kPlaceholder: return nullptr;  // values come from init.h / the executor
+    case OpId::kGetItem: return nullptr;      // the executor picks a producer output
+    case OpId::kAddmm: return addmm;
+    case OpId::kBmm: return bmm;
+    case OpId::kMm: return mm;
+    case OpId::kClone: return clone;
+    case OpId::kExpand: return expand;
+    case OpId::kT: return t;
+    case OpId::kTranspose: return transpose;
+    case OpId::kUnsafeView: return view;
+    case OpId::kUnsqueeze: return unsqueeze;
+    case OpId::kView: return view;
+    case OpId::kConj: return conj;
+    case OpId::kViewAsComplex: return view_as_complex;
+    case OpId::kViewAsReal: return view_as_real;
+    case OpId::kAddScalar: return add_scalar;
+    case OpId::kAddTensor: return add_tensor;
+    case OpId::kDivScalar: return div_scalar;
+    case OpId::kMulScalar: return mul_scalar;
+    case OpId::kMulTensor: return mul_tensor;
+    case OpId::kPowTensorScalar: return pow_tensor_scalar;
+    case OpId::kRelu: return relu;
+    case OpId::kRsqrt: return rsqrt;
+    case OpId::kSilu: return silu;
+    case OpId::kSiluBackward: return silu_backward;
+    case OpId::kThresholdBackward: return threshold_backward;
+    case OpId::kToCopy: return to_copy;
+    case OpId::kMeanDim: return mean_dim;
+    case OpId::kSumDimIntList: return sum_dim;
+    case OpId::kEmbedding: return embedding;
+    case OpId::kEmbeddingDenseBackward: return embedding_dense_backward;
+    case OpId::kLogSoftmax: return log_softmax;
+    case OpId::kLogSoftmaxBackwardData: return log_softmax_backward;
+    case OpId::kNllLossBackward: return nll_loss_backward;
+    case OpId::kNllLossForward: return nll_loss_forward;
+    case OpId::kSdpaFlashCpu: return sdpa_flash_cpu;
+    case OpId::kSdpaFlashCpuBackward: return sdpa_flash_cpu_backward;
+    case OpId::kCount: return nullptr;
+  }
+  return nullptr;
+}
+
+std::string tensor_string(const at::Tensor& t) {
+  Expected<DType> dtype = from_scalar_type(t.scalar_type());
+  Shape shape(t.sizes().begin(), t.sizes().end());
+  if (!dtype) return std::string(c10::toString(t.scalar_type())) + shape_to_string(shape);
+  return to_string(TensorMeta{shape, *dtype});
+}
+
+Status check_outputs(const Node& node, const Tensors& got, std::span<const TensorMeta> want) {
+  if (got.size() != want.size()) {
+    return make_error("node {} ({}): kernel gave {} outputs, expected {}", node.name,
+                      op_name(node.op), got.size(), want.size());
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    const at::Tensor& t = got[i];
+    bool same = t.defined() && t.scalar_type() == to_scalar_type(want[i].dtype) &&
+                t.sizes() == at::IntArrayRef(want[i].shape);
+    if (!same) {
+      return make_error("node {} ({}): output {} is {}, expected {}", node.name, op_name(node.op),
+                        i, t.defined() ? tensor_string(t) : "undefined", to_string(want[i]));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+namespace kernels {
+
+int64_t KernelCall::input_offset(size_t i, size_t d) const {
+  if (i >= context.input_offsets.size() || d >= context.input_offsets[i].size()) return 0;
+  return context.input_offsets[i][d];
+}
+
+int64_t KernelCall::output_offset(size_t o, size_t d) const {
+  if (o >= context.output_offsets.size() || d >= context.output_offsets[o].size()) return 0;
+  return context.output_offsets[o][d];
+}
+
+at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallback) {
+  const AttrValue* value = attrs.find(name);
+  if (value == nullptr) return at::Scalar(fallback);
+  if (const int64_t* i = std::get_if<int64_t>(value)) return at::Scalar(*i);
+  return at::Scalar(attrs.get_scalar(name));
+}
+
+}  // namespace kernels
+
+Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const at::Tensor> inputs,
+                                             std::span<const TensorMeta> local_outputs,
+                                             const KernelContext& context) {
+  KernelFn fn = kernel_for(node.op);
+  if (fn == nullptr) {
+    return make_error("node {} ({}) has no kernel: placeholders and getitem are run by the executor",
+                      node.name, op_name(node.op));
+  }
+  if (inputs.size() != node.inputs.size()) {
+    return make_error("node {} ({}) got {} input tensors, expected {}", node.name,
+                      op_name(node.op), inputs.size(), node.inputs.size());
+  }
+  KernelCall call{node, inputs, local_outputs, context};
+  try {
+    KernelResult result = fn(call);
+    if (!result) {
+      return make_error("node {} ({}): {}", node.name, op_name(node.op), result.error().message);
+    }
+    if (Status s = check_outputs(node, *result, local_outputs); !s) return s.error();
+    return result;
+  } catch (const std::exception& e) {
+    std::string inputs_text;
+    for (const at::Tensor& t : inputs) inputs_text += (inputs_text.empty() ? "" : ", ") + tensor_string(t);
+    return make_error("node {} ({}) on ({}): libtorch: {}", node.name, op_name(node.op),
+                      inputs_text, std::string(e.what()).substr(0, 400));
+  }
+}
+
+bool has_kernel(OpId op) { return kernel_for(op) != nullptr; }
+
+at::ScalarType to_scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return at::kFloat;
+    case DType::bf16: return at::kBFloat16;
+    case DType::f16: return at::kHalf;
+    case DType::f64: return at::kDouble;
+    case DType::i64: return at::kLong;
+    case DType::i32: return at::kInt;
+    case DType::boolean: return at::kBool;
+    case DType::c64: return at::kComplexFloat;
+  }
+  return at::kFloat;
+}
+
+Expected<DType> from_scalar_type(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return DType::f32;
+    case at::kBFloat16: return DType::bf16;
+    case at::kHalf: return DType::f16;
+    case at::kDouble: return DType::f64;
+    case at::kLong: return DType::i64;
+    case at::kInt: return DType::i32;
+    case at::kBool: return DType::boolean;
+    case at::kComplexFloat: return DType::c64;
+    default: break;
+  }
+  return make_error("libtorch dtype {} has no IR dtype", c10::toString(type));
+}
+
+}  // namespace autopar

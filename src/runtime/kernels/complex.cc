@@ -1,0 +1,22 @@
+// Complex views (RoPE). view_as_complex needs a unit last stride and even
+// other strides, so it reads a contiguous input; _conj is materialised so the
+// result never carries libtorch's lazy conjugate bit into view_as_real.
+#include <ATen/ops/conj_physical.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
+
+#include "runtime/kernels/kernel_call.h"
+
+namespace autopar::kernels {
+
+KernelResult conj(const KernelCall& call) { return one(at::conj_physical(call.in[0])); }
+
+KernelResult view_as_complex(const KernelCall& call) {
+  return one(at::view_as_complex(call.in[0].contiguous()));
+}
+
+KernelResult view_as_real(const KernelCall& call) {
+  return one(at::view_as_real(call.in[0].resolve_conj()));
+}
+
+}  // namespace autopar::kernels

@@ -1,0 +1,82 @@
+// Internal to the kernels: what one kernel sees, and the per-family kernels
+// (one file each in this folder). kernels.cc dispatches by OpId.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+#include "runtime/kernels.h"
+
+namespace autopar::kernels {
+
+using Tensors = std::vector<at::Tensor>;
+using KernelResult = Expected<Tensors>;
+
+struct KernelCall {
+  const Node& node;
+  std::span<const at::Tensor> in;
+  std::span<const TensorMeta> out;  // expected local outputs
+  const KernelContext& context;
+
+  const Attrs& attrs() const { return node.attrs; }
+  at::IntArrayRef out_shape(size_t i = 0) const { return out[i].shape; }
+  // Offset of input i / output o along tensor dim d (0 when whole).
+  int64_t input_offset(size_t i, size_t d) const;
+  int64_t output_offset(size_t o, size_t d) const;
+};
+
+using KernelFn = KernelResult (*)(const KernelCall&);
+
+// A scalar attribute as an at::Scalar that keeps ints ints (so an int tensor
+// plus an int scalar stays int); `fallback` when absent.
+at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallback);
+inline Tensors one(at::Tensor t) { return Tensors{std::move(t)}; }
+
+// matmul.cc
+KernelResult addmm(const KernelCall& call);
+KernelResult bmm(const KernelCall& call);
+KernelResult mm(const KernelCall& call);
+// views.cc
+KernelResult clone(const KernelCall& call);
+KernelResult expand(const KernelCall& call);
+KernelResult t(const KernelCall& call);
+KernelResult transpose(const KernelCall& call);
+KernelResult unsqueeze(const KernelCall& call);
+KernelResult view(const KernelCall& call);  // view and _unsafe_view
+// complex.cc
+KernelResult conj(const KernelCall& call);
+KernelResult view_as_complex(const KernelCall& call);
+KernelResult view_as_real(const KernelCall& call);
+// pointwise.cc
+KernelResult add_scalar(const KernelCall& call);
+KernelResult add_tensor(const KernelCall& call);
+KernelResult div_scalar(const KernelCall& call);
+KernelResult mul_scalar(const KernelCall& call);
+KernelResult mul_tensor(const KernelCall& call);
+KernelResult pow_tensor_scalar(const KernelCall& call);
+KernelResult relu(const KernelCall& call);
+KernelResult rsqrt(const KernelCall& call);
+KernelResult silu(const KernelCall& call);
+KernelResult silu_backward(const KernelCall& call);
+KernelResult threshold_backward(const KernelCall& call);
+KernelResult to_copy(const KernelCall& call);
+// reduction.cc
+KernelResult mean_dim(const KernelCall& call);
+KernelResult sum_dim(const KernelCall& call);
+// nn.cc
+KernelResult embedding(const KernelCall& call);
+KernelResult embedding_dense_backward(const KernelCall& call);
+KernelResult log_softmax(const KernelCall& call);
+KernelResult log_softmax_backward(const KernelCall& call);
+KernelResult nll_loss_backward(const KernelCall& call);
+KernelResult nll_loss_forward(const KernelCall& call);
+// attention.cc
+KernelResult sdpa_flash_cpu(const KernelCall& call);
+KernelResult sdpa_flash_cpu_backward(const KernelCall& call);
+
+}  // namespace autopar::kernels

@@ -1,0 +1,61 @@
+// Pointwise ops and their backward ops.
+#include <ATen/ops/add.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/silu_backward.h>
+#include <ATen/ops/threshold_backward.h>
+
+#include "runtime/kernels/kernel_call.h"
+
+namespace autopar::kernels {
+
+KernelResult add_scalar(const KernelCall& call) {
+  return one(at::add(call.in[0], scalar_attr(call.attrs(), "other", 0.0),
+                     scalar_attr(call.attrs(), "alpha", 1.0)));
+}
+
+KernelResult add_tensor(const KernelCall& call) {
+  return one(at::add(call.in[0], call.in[1], scalar_attr(call.attrs(), "alpha", 1.0)));
+}
+
+KernelResult div_scalar(const KernelCall& call) {
+  return one(at::div(call.in[0], scalar_attr(call.attrs(), "other", 1.0)));
+}
+
+KernelResult mul_scalar(const KernelCall& call) {
+  return one(at::mul(call.in[0], scalar_attr(call.attrs(), "other", 1.0)));
+}
+
+KernelResult mul_tensor(const KernelCall& call) { return one(at::mul(call.in[0], call.in[1])); }
+
+KernelResult pow_tensor_scalar(const KernelCall& call) {
+  return one(at::pow(call.in[0], scalar_attr(call.attrs(), "exponent", 1.0)));
+}
+
+KernelResult relu(const KernelCall& call) { return one(at::relu(call.in[0])); }
+
+KernelResult rsqrt(const KernelCall& call) { return one(at::rsqrt(call.in[0])); }
+
+KernelResult silu(const KernelCall& call) { return one(at::silu(call.in[0])); }
+
+KernelResult silu_backward(const KernelCall& call) {
+  return one(at::silu_backward(call.in[0], call.in[1]));
+}
+
+KernelResult threshold_backward(const KernelCall& call) {
+  return one(at::threshold_backward(call.in[0], call.in[1],
+                                    scalar_attr(call.attrs(), "threshold", 0.0)));
+}
+
+// Without a dtype attribute _to_copy is a copy.
+KernelResult to_copy(const KernelCall& call) {
+  at::ScalarType type = call.attrs().has("dtype") ? to_scalar_type(call.attrs().get_dtype("dtype"))
+                                                  : call.in[0].scalar_type();
+  return one(call.in[0].to(type, /*non_blocking=*/false, /*copy=*/true));
+}
+
+}  // namespace autopar::kernels

@@ -1,0 +1,125 @@
+// The single-process executor (see local_executor.h).
+#include "runtime/local_executor.h"
+
+#include <unordered_set>
+
+namespace autopar {
+namespace {
+
+// Position after which each node's value is no longer read; graph outputs
+// are kept to the end (position = graph size).
+std::vector<int32_t> last_uses(const Graph& graph) {
+  std::vector<int32_t> last(static_cast<size_t>(graph.size()), -1);
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    last[static_cast<size_t>(id)] = id;
+    for (NodeId in : graph.node(id).inputs) last[static_cast<size_t>(in)] = id;
+  }
+  for (const GraphOutput& out : graph.outputs()) last[static_cast<size_t>(out.node)] = graph.size();
+  return last;
+}
+
+int64_t live_bytes(const NodeValues& values) {
+  std::unordered_set<const void*> seen;
+  int64_t bytes = 0;
+  for (const std::vector<at::Tensor>& outs : values) {
+    for (const at::Tensor& t : outs) {
+      if (!t.defined()) continue;
+      const c10::Storage& storage = t.storage();
+      if (seen.insert(storage.unsafeGetStorageImpl()).second) {
+        bytes += static_cast<int64_t>(storage.nbytes());
+      }
+    }
+  }
+  return bytes;
+}
+
+Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeValues& values,
+                                           const ExecuteHooks& hooks) {
+  const Node& node = graph.node(id);
+  if (node.op == OpId::kGetItem) {
+    const std::vector<at::Tensor>& tuple = values[static_cast<size_t>(node.inputs[0])];
+    int64_t index = node.attrs.get_int("index");
+    if (index < 0 || index >= static_cast<int64_t>(tuple.size())) {
+      return make_error("node {} (getitem {}): producer has {} values", node.name, index,
+                        tuple.size());
+    }
+    return std::vector<at::Tensor>{tuple[static_cast<size_t>(index)]};
+  }
+  std::vector<at::Tensor> inputs;
+  for (NodeId in : node.inputs) {
+    const std::vector<at::Tensor>& v = values[static_cast<size_t>(in)];
+    if (v.size() != 1 || !v[0].defined()) {
+      return make_error("node {} reads {}, which has no single value", node.name,
+                        graph.node(in).name);
+    }
+    inputs.push_back(v[0]);
+  }
+  if (hooks.prepare_inputs) {
+    if (Status s = hooks.prepare_inputs(id, inputs); !s) return s.error();
+  }
+  std::vector<TensorMeta> outputs = hooks.local_outputs ? hooks.local_outputs(id) : node.outputs;
+  KernelContext context = hooks.context ? hooks.context(id) : KernelContext{};
+  return run_kernel(node, inputs, outputs, context);
+}
+
+}  // namespace
+
+Expected<ExecuteStats> execute_nodes(const Graph& graph, NodeValues& values,
+                                     const ExecuteHooks& hooks) {
+  values.resize(static_cast<size_t>(graph.size()));
+  std::vector<int32_t> last = last_uses(graph);
+  ExecuteStats stats;
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_placeholder()) {
+      const std::vector<at::Tensor>& v = values[static_cast<size_t>(id)];
+      if (v.size() != 1 || !v[0].defined()) {
+        return make_error("placeholder {} has no value", node.name);
+      }
+      continue;
+    }
+    Expected<std::vector<at::Tensor>> out = run_node(graph, id, values, hooks);
+    if (!out) return out.error();
+    values[static_cast<size_t>(id)] = std::move(*out);
+    int64_t live = live_bytes(values);
+    if (live > stats.peak_live_bytes) stats = {live, id};
+    for (NodeId in : node.inputs) {
+      if (last[static_cast<size_t>(in)] == id) values[static_cast<size_t>(in)].clear();
+    }
+    if (last[static_cast<size_t>(id)] == id) values[static_cast<size_t>(id)].clear();
+  }
+  return stats;
+}
+
+at::Tensor LocalRunResult::grad(std::string_view param) const {
+  for (const auto& [name, value] : grads) {
+    if (name == param) return value;
+  }
+  return {};
+}
+
+Expected<LocalRunResult> run_local(const Graph& graph, const InitOptions& options) {
+  Expected<std::vector<at::Tensor>> init = init_placeholders(graph, options);
+  if (!init) return init.error();
+  NodeValues values(static_cast<size_t>(graph.size()));
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    if (graph.node(id).is_placeholder()) values[static_cast<size_t>(id)] = {(*init)[static_cast<size_t>(id)]};
+  }
+  init->clear();
+  Expected<ExecuteStats> stats = execute_nodes(graph, values);
+  if (!stats) return stats.error();
+  LocalRunResult result;
+  result.stats = *stats;
+  for (const GraphOutput& out : graph.outputs()) {
+    const at::Tensor& value = values[static_cast<size_t>(out.node)].at(0);
+    if (out.kind == OutputKind::kLoss) {
+      result.loss = value;
+    } else {
+      const Node& param = graph.node(out.param);
+      result.grads.emplace_back(param.target.empty() ? param.name : param.target, value);
+    }
+  }
+  return result;
+}
+
+}  // namespace autopar
