@@ -16,6 +16,7 @@ struct Command {
 Command add_graph_command(CLI::App& parent);
 Command add_plan_command(CLI::App& parent);
 Command add_calibrate_command(CLI::App& parent);
+Command add_schedule_command(CLI::App& parent);
 Command add_strategies_command(CLI::App& parent);
 
 }  // namespace autopar
