@@ -53,58 +53,87 @@ double objective_scale(const ReducedProblem& r) {
     if (n.alive.size() > 1)
       for (double c : n.costs) largest = std::max(largest, std::abs(c));
   for (const ReducedEdge& e : r.edges)
-    for (double c : e.costs)
+    for (double c : e.class_costs)
       if (c < kInfiniteCost) largest = std::max(largest, std::abs(c));
   // Costs are seconds (often 1e-6); scale so CBC's absolute tolerances are small.
   return largest > 0 ? 1e3 / largest : 1.0;
 }
 
+double max_coef_sum(const std::vector<MemoryTerm>& terms) {
+  double sum = 0;
+  for (const MemoryTerm& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+  return sum;
+}
+
 double memory_scale(const ReducedProblem& r) {
-  double largest = 0;
+  double largest = 0, static_max = max_coef_sum(r.static_terms);
   for (const MemoryRow& row : r.memory_rows) {
-    double sum = row.constant;
-    for (const MemoryTerm& t : row.terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+    double sum = row.ilp_constant + max_coef_sum(row.terms) + (row.shared_static ? static_max : 0);
     largest = std::max(largest, sum);
   }
   return largest > 0 ? 1.0 / largest : 1.0;
 }
 
+// Pair variables over class pairs (presolve.h): with classes A of u and B of
+// v, sum_b e_ab = sum_{i in a} s_ui and sum_a e_ab = sum_{j in b} s_vj. Any
+// fractional (s, e) of the unaggregated ILP sums to a feasible (s, e) here
+// with equal cost, and e_ab * (s_ui / S_a) * (s_vj / T_b) maps back, so the
+// LP relaxation and the integer optimum are unchanged.
 void add_edges(const ReducedProblem& r, IlpModel& m, Builder& b, bool cost) {
   std::vector<int> col;
   for (size_t k = 0; k < r.edges.size(); ++k) {
     const ReducedEdge& e = r.edges[k];
-    size_t nu = r.nodes[sz(e.u)].alive.size(), nv = r.nodes[sz(e.v)].alive.size();
-    col.assign(nu * nv, -1);
+    size_t na = sz(e.u_classes), nb = sz(e.v_classes);
+    col.assign(na * nb, -1);
     int ki = static_cast<int>(k);
-    for (size_t i = 0; i < nu; ++i)
-      for (size_t j = 0; j < nv; ++j)
-        if (double c = e.costs[i * nv + j]; c < kInfiniteCost)
-          col[i * nv + j] = b.add_column(cost ? c * m.objective_scale : 0.0, 1.0,
+    for (size_t i = 0; i < na; ++i)
+      for (size_t j = 0; j < nb; ++j)
+        if (double c = e.class_costs[i * nb + j]; c < kInfiniteCost)
+          col[i * nb + j] = b.add_column(cost ? c * m.objective_scale : 0.0, 1.0,
                                          /*integer=*/false, "e", ki, static_cast<int>(i),
                                          static_cast<int>(j));
-    for (size_t i = 0; i < nu; ++i) {  // sum_j e_ij = s_ui
-      for (size_t j = 0; j < nv; ++j)
-        if (col[i * nv + j] >= 0) b.add_entry(col[i * nv + j], 1.0);
-      b.add_entry(m.first_column[sz(e.u)] + static_cast<int>(i), -1.0);
+    for (size_t i = 0; i < na; ++i) {  // sum_j e_ij = sum_{k in i} s_uk
+      for (size_t j = 0; j < nb; ++j)
+        if (col[i * nb + j] >= 0) b.add_entry(col[i * nb + j], 1.0);
+      for (size_t s = 0; s < e.u_class.size(); ++s)
+        if (sz(e.u_class[s]) == i) b.add_entry(m.first_column[sz(e.u)] + static_cast<int>(s), -1.0);
       b.end_row(0, 0, "u", ki, static_cast<int>(i));
     }
-    for (size_t j = 0; j < nv; ++j) {  // sum_i e_ij = s_vj
-      for (size_t i = 0; i < nu; ++i)
-        if (col[i * nv + j] >= 0) b.add_entry(col[i * nv + j], 1.0);
-      b.add_entry(m.first_column[sz(e.v)] + static_cast<int>(j), -1.0);
+    for (size_t j = 0; j < nb; ++j) {  // sum_i e_ij = sum_{l in j} s_vl
+      for (size_t i = 0; i < na; ++i)
+        if (col[i * nb + j] >= 0) b.add_entry(col[i * nb + j], 1.0);
+      for (size_t s = 0; s < e.v_class.size(); ++s)
+        if (sz(e.v_class[s]) == j) b.add_entry(m.first_column[sz(e.v)] + static_cast<int>(s), -1.0);
       b.end_row(0, 0, "v", ki, static_cast<int>(j));
     }
   }
 }
 
+void add_terms(const std::vector<MemoryTerm>& terms, const IlpModel& m, Builder& b) {
+  for (const MemoryTerm& t : terms)
+    for (size_t k = 0; k < t.coef.size(); ++k)
+      b.add_entry(m.first_column[sz(t.group)] + static_cast<int>(k), t.coef[k] * m.memory_scale);
+}
+
+// Rows with shared_static count the static bytes through one column S defined
+// by S = sum of static_terms (scaled like the rows): one copy of every
+// parameter's coefficients instead of one per time point.
 void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak) {
   double scale = m.memory_scale;
+  int shared = -1;
+  bool any_shared = std::any_of(r.memory_rows.begin(), r.memory_rows.end(),
+                                [](const MemoryRow& row) { return row.shared_static; });
+  if (any_shared && !r.static_terms.empty()) {
+    shared = b.add_column(0.0, kInfiniteCost, /*integer=*/false, "S");
+    add_terms(r.static_terms, m, b);
+    b.add_entry(shared, -1.0);
+    b.end_row(0, 0, "static_sum");
+  }
   for (const MemoryRow& row : r.memory_rows) {
-    for (const MemoryTerm& t : row.terms)
-      for (size_t k = 0; k < t.coef.size(); ++k)
-        b.add_entry(m.first_column[sz(t.group)] + static_cast<int>(k), t.coef[k] * scale);
+    add_terms(row.terms, m, b);
+    if (row.shared_static && shared >= 0) b.add_entry(shared, 1.0);
     if (peak) b.add_entry(m.peak_column, -1.0);
-    double rhs = peak ? -row.constant * scale : (row.budget - row.constant) * scale;
+    double rhs = peak ? -row.ilp_constant * scale : (row.budget - row.ilp_constant) * scale;
     if (row.point >= 0) b.end_row(-kInfiniteCost, rhs, "mem", row.point);
     else b.end_row(-kInfiniteCost, rhs, "mem_static");
   }

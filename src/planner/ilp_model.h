@@ -2,7 +2,7 @@
 // the CBC adapter loads these and nothing else, so another solver could too.
 //
 // Columns: s_{g,k} (binary) for every reduced node with two or more
-// strategies, then e_{k,ij} for every finite pair of every reduced edge. The
+// strategies, then e_{k,ab} for every finite class pair of every reduced edge. The
 // e columns are continuous in [0,1]: once both ends' s are integral the two
 // marginal rows leave exactly one e non-zero, equal to 1, so integrality of e
 // is implied and the branch-and-bound only branches on s.
@@ -41,8 +41,8 @@ struct IlpModel {
   int rows() const { return static_cast<int>(row_lower.size()); }
   int integers() const;
 
-  // Filled only when asked for (dumps): s<g>_<k>, e<edge>_<i>_<j>, M;
-  // one<g>, u<edge>_<i>, v<edge>_<j>, mem<t> / mem_static.
+  // Filled only when asked for (dumps): s<g>_<k>, e<edge>_<a>_<b>, M, S (shared
+  // static bytes); one<g>, u<edge>_<a>, v<edge>_<b>, static_sum, mem<t> / mem_static.
   std::vector<std::string> column_names, row_names;
 
   // Compressed by column, for loaders that want it.

@@ -36,9 +36,54 @@ class RowBuilder {
       add(static_cast<NodeIdx>(v), p_.nodes[v].static_bytes);
   }
 
+  // Moves the static bytes into their own accumulator (static_terms) so time
+  // rows can count them through one shared sum.
+  void capture_static(ReducedProblem& r) {
+    add_static();
+    static_acc_ = acc_;
+    static_groups_ = order_;
+    std::sort(static_groups_.begin(), static_groups_.end());
+    double max_sum = 0;
+    MemoryRow all = finish(-1, kNoBudget, max_sum);
+    static_constant_ = all.constant;
+    r.static_terms = std::move(all.terms);
+  }
+
+  // A time row over the live bytes added so far plus the captured static
+  // bytes; constant and max_sum are those of the full left side.
+  MemoryRow finish_shared(TimeIdx point, double budget, double& max_sum) {
+    for (GroupIdx g : static_groups_)
+      if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
+    std::sort(order_.begin(), order_.end());
+    MemoryRow row{point, false, budget, 0.0, {}, true, static_constant_};
+    max_sum = 0;
+    for (GroupIdx g : order_) {
+      double* acc = &acc_[offset_[sz(g)]];
+      const double* st = &static_acc_[offset_[sz(g)]];
+      size_t n = r_.nodes[sz(g)].alive.size();
+      double lo = kInfiniteCost, hi = 0, live_lo = kInfiniteCost, live_hi = 0;
+      for (size_t k = 0; k < n; ++k) {
+        lo = std::min(lo, acc[k] + st[k]), hi = std::max(hi, acc[k] + st[k]);
+        live_lo = std::min(live_lo, acc[k]), live_hi = std::max(live_hi, acc[k]);
+      }
+      row.constant += lo;
+      max_sum += hi;
+      row.ilp_constant += live_lo;
+      if (live_hi > live_lo) {
+        MemoryTerm term{g, std::vector<double>(acc, acc + n)};
+        for (double& c : term.coef) c -= live_lo;
+        row.terms.push_back(std::move(term));
+      }
+      std::fill(acc, acc + n, 0.0);
+      touched_[sz(g)] = 0;
+    }
+    order_.clear();
+    return row;
+  }
+
   // Returns the row and the most its left side can reach.
   MemoryRow finish(TimeIdx point, double budget, double& max_sum) {
-    MemoryRow row{point, false, budget, 0.0, {}};
+    MemoryRow row{point, false, budget, 0.0, {}, false, 0.0};
     max_sum = 0;
     std::sort(order_.begin(), order_.end());
     for (GroupIdx g : order_) {
@@ -55,6 +100,7 @@ class RowBuilder {
       std::fill(acc, acc + n, 0.0);
       touched_[sz(g)] = 0;
     }
+    row.ilp_constant = row.constant;
     order_.clear();
     return row;
   }
@@ -66,6 +112,9 @@ class RowBuilder {
   std::vector<double> acc_;
   std::vector<char> touched_;
   std::vector<GroupIdx> order_;
+  std::vector<double> static_acc_;
+  std::vector<GroupIdx> static_groups_;
+  double static_constant_ = 0;
 };
 
 }  // namespace
@@ -83,10 +132,13 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     builder.add_static();
     emit(-1, p.memory_budget);
   }
+  if (peak_rows && !p.live_points.empty()) builder.capture_static(r);
   for (size_t t = 0; peak_rows && t < p.live_points.size(); ++t) {
     for (NodeIdx v : p.live_points[t]) builder.add(v, p.nodes[sz(v)].bytes);
-    builder.add_static();
-    emit(static_cast<TimeIdx>(t), p.memory_budget);
+    double max_sum = 0;
+    MemoryRow row = builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum);
+    // A row whose worst case fits can never bind.
+    if (options.all_memory_rows || max_sum > p.memory_budget) r.memory_rows.push_back(std::move(row));
   }
   // The min-peak problem (all_memory_rows) bounds the peak rows only.
   if (p.static_budget < kNoBudget && !options.all_memory_rows) {

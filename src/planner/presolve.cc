@@ -1,6 +1,7 @@
 #include "planner/presolve.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -93,7 +94,12 @@ void build_edges(const Problem& p, ReducedProblem& r) {
     uint64_t key = (static_cast<uint64_t>(u) << 32) | static_cast<uint32_t>(v);
     const auto &au = r.nodes[sz(u)].alive, &av = r.nodes[sz(v)].alive;
     auto [it, fresh] = index.try_emplace(key, r.edges.size());
-    if (fresh) r.edges.push_back(ReducedEdge{u, v, std::vector<double>(au.size() * av.size())});
+    if (fresh) {
+      ReducedEdge fresh_edge;
+      fresh_edge.u = u, fresh_edge.v = v;
+      fresh_edge.costs.assign(au.size() * av.size(), 0.0);
+      r.edges.push_back(std::move(fresh_edge));
+    }
     auto& out = r.edges[it->second].costs;
     const auto &ms = r.from_root[sz(e.src)], &md = r.from_root[sz(e.dst)];
     size_t nd = p.strategy_count(e.dst);
@@ -177,6 +183,36 @@ void fold_single_ends(ReducedProblem& r) {
     if (n.alive.size() == 1) r.constant_cost += n.costs[0];
 }
 
+// Classes of equal rows (stride 1 along a row) or equal columns of an edge
+// matrix; returns the class count. Hashing keeps it linear in the matrix size.
+int32_t classes_of(const std::vector<double>& costs, size_t lines, size_t len, size_t line_step,
+                   size_t elem_step, std::vector<int32_t>& cls) {
+  std::unordered_map<uint64_t, std::vector<size_t>> by_hash;  // hash -> class representatives
+  std::vector<size_t> rep_line;
+  cls.assign(lines, -1);
+  auto at = [&](size_t line, size_t k) { return costs[line * line_step + k * elem_step] + 0.0; };
+  for (size_t line = 0; line < lines; ++line) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t k = 0; k < len; ++k) {
+      double c = at(line, k);
+      uint64_t bits;
+      std::memcpy(&bits, &c, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+    auto& reps = by_hash[h];
+    for (size_t rep : reps) {
+      bool same = true;
+      for (size_t k = 0; k < len && same; ++k) same = at(line, k) == at(rep_line[sz(cls[rep])], k);
+      if (same) { cls[line] = cls[rep]; break; }
+    }
+    if (cls[line] >= 0) continue;
+    cls[line] = static_cast<int32_t>(rep_line.size());
+    rep_line.push_back(line);
+    reps.push_back(line);
+  }
+  return static_cast<int32_t>(rep_line.size());
+}
+
 void build_domains(const Problem& p, ReducedProblem& r) {
   std::vector<std::vector<char>> ok;
   std::vector<std::vector<double>> cost;
@@ -192,6 +228,35 @@ void build_domains(const Problem& p, ReducedProblem& r) {
 }
 
 }  // namespace
+
+void aggregate_edges(ReducedProblem& r) {
+  std::vector<ReducedEdge> kept;
+  for (ReducedEdge& e : r.edges) {
+    ReducedNode &u = r.nodes[sz(e.u)], &v = r.nodes[sz(e.v)];
+    size_t nu = u.alive.size(), nv = v.alive.size();
+    e.u_classes = classes_of(e.costs, nu, nv, nv, 1, e.u_class);
+    e.v_classes = classes_of(e.costs, nv, nu, 1, nv, e.v_class);
+    // Edge consistency ran, so a single-class end has a finite cost for every
+    // strategy of the other end: the edge is a cost on that other end.
+    if (e.u_classes == 1) {
+      for (size_t l = 0; l < nv; ++l) v.costs[l] += e.costs[l];
+      continue;
+    }
+    if (e.v_classes == 1) {
+      for (size_t k = 0; k < nu; ++k) u.costs[k] += e.costs[k * nv];
+      continue;
+    }
+    std::vector<size_t> row_of(sz(e.u_classes)), col_of(sz(e.v_classes));
+    for (size_t k = 0; k < nu; ++k) row_of[sz(e.u_class[k])] = k;
+    for (size_t l = 0; l < nv; ++l) col_of[sz(e.v_class[l])] = l;
+    e.class_costs.resize(row_of.size() * col_of.size());
+    for (size_t a = 0; a < row_of.size(); ++a)
+      for (size_t b = 0; b < col_of.size(); ++b)
+        e.class_costs[a * col_of.size() + b] = e.costs[row_of[a] * nv + col_of[b]];
+    kept.push_back(std::move(e));
+  }
+  r.edges = std::move(kept);
+}
 
 ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
   ReducedProblem r;
@@ -213,6 +278,7 @@ ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
     compact(r, live);
   }
   fold_single_ends(r);
+  aggregate_edges(r);
   build_memory_rows(p, r, options);
   return r;
 }

@@ -9,10 +9,16 @@
 //   forbidden, until nothing changes.
 // - Parallel edges between the same two groups are summed into one matrix.
 // - An edge with a single-strategy end folds into the other end's costs.
+// - Exact edge aggregation: strategies of one end whose cost rows (columns)
+//   across an edge are equal form a class, and the ILP's pair variables run
+//   over class pairs (an edge's cost depends only on the producer's output
+//   sharding and the consumer's input sharding, which many strategies share).
+//   An edge whose end has a single class folds into the other end's costs.
 // - Memory rows: per time point, the per-node byte vectors are summed per
 //   reduced node, and each vector's minimum moves into the row's constant (one
 //   strategy is always chosen), which zeroes many coefficients. Rows that can
-//   never exceed their budget are dropped.
+//   never exceed their budget are dropped. Static bytes (parameters, resident
+//   all step) enter every time-point row through one shared sum.
 #pragma once
 
 #include <string>
@@ -34,6 +40,12 @@ struct ReducedEdge {
   GroupIdx u = 0;
   GroupIdx v = 0;
   std::vector<double> costs;  // row-major [alive of u][alive of v]; may hold kInfiniteCost
+  // Aggregation (aggregate_edges): u_class[k] / v_class[l] name the class of
+  // each alive strategy; strategies in one class have equal rows / columns,
+  // so class_costs[a][b] (row-major, v_classes wide) is the cost of any pair.
+  std::vector<int32_t> u_class, v_class;
+  int32_t u_classes = 0, v_classes = 0;
+  std::vector<double> class_costs;
 };
 
 struct MemoryTerm {
@@ -47,12 +59,19 @@ struct MemoryRow {
   double budget = kNoBudget;
   double constant = 0;  // bytes no choice can avoid: a lower bound on the row
   std::vector<MemoryTerm> terms;
+  // Shared static bytes: when set, `terms` hold the live bytes only and the
+  // row also counts ReducedProblem::static_terms (one ILP variable for their
+  // sum instead of repeating every parameter in every row); ilp_constant is
+  // the part of the left side that the terms leave out (live and static minima).
+  bool shared_static = false;
+  double ilp_constant = 0;
 };
 
 struct ReducedProblem {
   std::vector<ReducedNode> nodes;
   std::vector<ReducedEdge> edges;  // both ends have two or more strategies
   std::vector<MemoryRow> memory_rows;
+  std::vector<MemoryTerm> static_terms;  // static bytes above their minimum, per group
   double constant_cost = 0;  // from single-strategy nodes and folded edges
   std::string infeasible;    // non-empty: no assignment exists (says why)
   // Expansion back to the Problem: node -> its group, and the leader-to-node
@@ -69,6 +88,11 @@ struct PresolveOptions {
 
 // Requires validate(problem) to have passed.
 ReducedProblem presolve(const Problem& problem, const PresolveOptions& options = {});
+
+// Fills the classes of every edge and folds edges with a single-class end
+// into the other end's node costs (exact: the edge cost then depends on that
+// end alone). Part of presolve; exposed for tests.
+void aggregate_edges(ReducedProblem& reduced);
 
 // The memory-row part of presolve (memory_rows.cc); needs groups and domains.
 void build_memory_rows(const Problem& problem, ReducedProblem& reduced,
