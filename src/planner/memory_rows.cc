@@ -1,6 +1,7 @@
 // Memory rows of the reduced problem: one per time point (live activations
 // plus static bytes) and one for static bytes alone when static_budget is set.
 #include <algorithm>
+#include <limits>
 
 #include "planner/presolve.h"
 
@@ -117,6 +118,51 @@ class RowBuilder {
   double static_constant_ = 0;
 };
 
+// Most that row a's left side can exceed row b's over every assignment:
+// groups choose independently, so it is the sum of per-group maxima.
+double max_excess(const MemoryRow& a, const MemoryRow& b) {
+  double excess = a.ilp_constant - b.ilp_constant;
+  if (a.shared_static != b.shared_static) return kInfiniteCost;
+  size_t i = 0, j = 0;
+  static const std::vector<double> kNone;
+  while (i < a.terms.size() || j < b.terms.size()) {
+    GroupIdx ga = i < a.terms.size() ? a.terms[i].group : std::numeric_limits<GroupIdx>::max();
+    GroupIdx gb = j < b.terms.size() ? b.terms[j].group : std::numeric_limits<GroupIdx>::max();
+    const std::vector<double>& ca = ga <= gb ? a.terms[i].coef : kNone;
+    const std::vector<double>& cb = gb <= ga ? b.terms[j].coef : kNone;
+    double most = -kInfiniteCost;
+    for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
+      most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
+    excess += most;
+    i += ga <= gb ? 1 : 0;
+    j += gb <= ga ? 1 : 0;
+  }
+  return excess;
+}
+
+// Drops time rows implied by a nearby kept row (whose left side is at least
+// theirs for every assignment, so it binds first). Rows of neighbouring time
+// points differ by a few storages, which is where implication is common.
+void drop_implied_rows(std::vector<MemoryRow>& rows) {
+  constexpr size_t kWindow = 24;
+  std::vector<char> dropped(rows.size(), 0);
+  for (size_t t = 0; t < rows.size(); ++t) {
+    if (rows[t].static_budget_row) continue;
+    size_t lo = t > kWindow ? t - kWindow : 0, hi = std::min(rows.size(), t + kWindow + 1);
+    for (size_t u = lo; u < hi && !dropped[t]; ++u)
+      if (u != t && !dropped[u] && !rows[u].static_budget_row &&
+          max_excess(rows[t], rows[u]) <= 0)
+        dropped[t] = 1;
+  }
+  size_t out = 0;
+  for (size_t t = 0; t < rows.size(); ++t)
+    if (!dropped[t]) {
+      if (out != t) rows[out] = std::move(rows[t]);  // self-move would empty the terms
+      ++out;
+    }
+  rows.resize(out);
+}
+
 }  // namespace
 
 void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOptions& options) {
@@ -140,6 +186,7 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     // A row whose worst case fits can never bind.
     if (options.all_memory_rows || max_sum > p.memory_budget) r.memory_rows.push_back(std::move(row));
   }
+  drop_implied_rows(r.memory_rows);
   // The min-peak problem (all_memory_rows) bounds the peak rows only.
   if (p.static_budget < kNoBudget && !options.all_memory_rows) {
     builder.add_static();
