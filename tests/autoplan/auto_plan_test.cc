@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include "plan_fixtures.h"
+#include "planner/baselines.h"
+#include "planner/plan_output.h"
+
+namespace autopar {
+namespace {
+
+using testing::model;
+using testing::options;
+using testing::plan_or_die;
+
+TEST(AutoPlan, SolverObjectiveEqualsTheDirectEvaluationOfItsChoice) {
+  Graph g = model("llama3-debugmodel", 1, 4, 16);
+  Plan p = plan_or_die(g, options({2}));
+  ASSERT_FALSE(p.choice.empty());
+  // evaluate_plan sums compute and redistribution times from the graph, not
+  // from the ILP; the two must agree.
+  EXPECT_NEAR(p.summary.step_time_s, p.solver.objective, 1e-9 * p.solver.objective);
+}
+
+TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
+  Graph g = model("llama3-debugmodel", 3, 4, 16);
+  PlanOptions shared = options({2});
+  PlanOptions unshared = shared;
+  unshared.share_layers = false;
+  Plan a = plan_or_die(g, shared);
+  Plan b = plan_or_die(g, unshared);
+  EXPECT_EQ(a.solver.shared_layers, 2);
+  EXPECT_EQ(b.solver.shared_layers, 0);
+  EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
+}
+
+TEST(AutoPlan, SolvedPlanIsNeverWorseThanAnyBaseline) {
+  for (const auto& [name, mesh] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"mlp", {2, 4}}, {"llama3-debugmodel", {2}}}) {
+    Graph g = name == "mlp" ? model(name, 2, 0, 0) : model(name, 1, 4, 16);
+    Plan solved = plan_or_die(g, options(mesh));
+    Expected<DeviceMesh> m = make_mesh(mesh, *load_hardware("h100"));
+    for (const std::string& baseline : baseline_names()) {
+      PlanOptions o = options(mesh);
+      Expected<std::vector<PinSpec>> pins = baseline_pins(baseline, g, *m);
+      ASSERT_TRUE(pins.ok()) << pins.error().message;
+      o.pins = *pins;
+      Expected<Plan> b = make_plan(g, o);
+      ASSERT_TRUE(b.ok()) << name << " " << baseline << ": " << b.error().message;
+      EXPECT_LE(solved.summary.step_time_s, b->summary.step_time_s * (1 + 1e-9))
+          << name << " vs " << baseline;
+    }
+  }
+}
+
+TEST(AutoPlan, FsdpBaselineShardsEveryParameterAndDdpReplicatesThem) {
+  Graph g = model("mlp", 2, 0, 0);
+  Expected<DeviceMesh> m = make_mesh({8}, *load_hardware("h100"));
+  for (const char* name : {"ddp", "fsdp"}) {
+    PlanOptions o = options({8});
+    o.pins = *baseline_pins(name, g, *m);
+    Plan p = plan_or_die(g, o);
+    for (NodeId v = 0; v < g.size(); ++v) {
+      const Node& n = g.node(v);
+      if (!n.is_placeholder() || n.kind != PlaceholderKind::kParam) continue;
+      const Sharding& s = p.strategies.nodes[static_cast<size_t>(v)].output(p.choice[static_cast<size_t>(v)], 0);
+      // mlp params: [256, 64], [256], [256, 256], [256], [16, 256], [16]; 16 / 8 = 2 divides.
+      EXPECT_EQ(to_string(s), std::string(name) == "ddp" ? "R" : "S(0)") << n.name;
+    }
+  }
+}
+
+TEST(AutoPlan, TooSmallBudgetReportsTheLeastBudgetThatWouldFit) {
+  Graph g = model("llama3-debugmodel", 1, 4, 16);
+  PlanOptions o = options({2});
+  o.solver.exact_memory_bound = false;  // the per-point bound is enough to show and fast
+  o.memory_budget_bytes = 1e5;  // 100 KB: the parameters alone need more
+  Expected<Plan> p = make_plan(g, o);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_FALSE(p->summary.fits);
+  EXPECT_TRUE(p->choice.empty());
+  ASSERT_TRUE(p->shortfall.has_value());
+  EXPECT_GT(p->shortfall->lower_bound_bytes, 1e5);
+  EXPECT_FALSE(p->shortfall->top_nodes.empty());
+}
+
+TEST(AutoPlan, BudgetBetweenBestAndWorstIsRespected) {
+  Graph g = model("llama3-debugmodel", 1, 4, 16);
+  Plan free = plan_or_die(g, options({2}));
+  PlanOptions o = options({2});
+  o.solver.exact_memory_bound = false;
+  o.memory_budget_bytes = free.summary.memory.peak * 0.8;
+  Expected<Plan> tight = make_plan(g, o);
+  ASSERT_TRUE(tight.ok()) << tight.error().message;
+  if (tight->choice.empty()) {  // then nothing fits: the reported bound must say so
+    ASSERT_TRUE(tight->shortfall.has_value());
+    EXPECT_GT(tight->shortfall->lower_bound_bytes, *o.memory_budget_bytes);
+    return;
+  }
+  EXPECT_LE(tight->summary.memory.peak, *o.memory_budget_bytes * (1 + 1e-9));
+  EXPECT_GE(tight->summary.step_time_s, free.summary.step_time_s * (1 - 1e-9));
+}
+
+TEST(AutoPlan, SameInputsGiveTheSameJsonByteForByte) {
+  Graph g = model("llama3-debugmodel", 1, 4, 16);
+  Plan a = plan_or_die(g, options({2, 2}));
+  Plan b = plan_or_die(g, options({2, 2}));
+  EXPECT_EQ(plan_to_json(g, a, /*timings=*/false), plan_to_json(g, b, /*timings=*/false));
+}
+
+TEST(AutoPlan, JsonHasTheDocumentedFields) {
+  Graph g = model("mlp", 1, 0, 0);
+  Plan p = plan_or_die(g, options({2}));
+  std::string json = plan_to_json(g, p, /*timings=*/true);
+  for (const char* key : {"\"mesh\"", "\"nodes\"", "\"placement\"", "\"redistributions\"",
+                          "\"summary\"", "\"step_time_s\"", "\"compute_s\"", "\"comm_s\"",
+                          "\"peak_memory_bytes\"", "\"fits\"", "\"solver\"", "\"variables\"",
+                          "\"constraints\"", "\"time_s\"", "\"objective\"", "\"gap\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace autopar
