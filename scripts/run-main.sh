@@ -4,9 +4,8 @@
 # defaults; with arguments it runs `autopar ARGS...` instead.
 set -euo pipefail
 
-# The default job. Until the planner lands (#4) it prints the graph summary of
-# Llama3-8B; then this line becomes e.g. (plan --model llama3-8b).
-MAIN_JOB=(graph --model llama3-8b)
+# The default job: plan Llama3-8B on an 8x8 H100 mesh and print the plan.
+MAIN_JOB=(plan --model llama3-8b --mesh 8x8 --hardware h100)
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${AUTOPAR_BUILD_DIR:-build}"
