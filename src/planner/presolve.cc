@@ -227,6 +227,71 @@ void build_domains(const Problem& p, ReducedProblem& r) {
   }
 }
 
+// dom[i * n + j]: strategy i is no better than j in every byte vector of
+// every member node (activation and static bytes).
+void dominated_in_bytes(const Problem& p, const ReducedProblem& r, GroupIdx g,
+                        const std::vector<NodeIdx>& members, std::vector<char>& dom) {
+  size_t n = r.nodes[sz(g)].alive.size();
+  const auto& alive = r.nodes[sz(g)].alive;
+  for (NodeIdx v : members)
+    for (const auto* bytes : {&p.nodes[sz(v)].bytes, &p.nodes[sz(v)].static_bytes}) {
+      if (bytes->empty()) continue;
+      const auto& map = r.from_root[sz(v)];
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j)
+          if (dom[i * n + j] && (*bytes)[sz(map[sz(alive[i])])] < (*bytes)[sz(map[sz(alive[j])])])
+            dom[i * n + j] = 0;
+    }
+}
+
+// Clears dom[i * n + j] unless every cost across the edge from i is >= from j.
+void dominated_on_edge(const ReducedEdge& e, bool at_u, size_t n, size_t other,
+                       std::vector<char>& dom) {
+  auto at = [&](size_t mine, size_t theirs) {
+    return at_u ? e.costs[mine * other + theirs] : e.costs[theirs * n + mine];
+  };
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      for (size_t k = 0; k < other && dom[i * n + j]; ++k)
+        if (at(i, k) < at(j, k)) dom[i * n + j] = 0;
+}
+
+// Drops a strategy when another of its node costs no more on the node, on
+// every edge against every partner, and holds no more bytes anywhere: any
+// assignment using it stays feasible and costs no less with the other, so
+// the optimum is unchanged. Of identical strategies the first is kept.
+bool drop_dominated(const Problem& p, ReducedProblem& r, std::vector<std::vector<char>>& live) {
+  std::vector<std::vector<NodeIdx>> members(r.nodes.size());
+  for (size_t v = 0; v < p.nodes.size(); ++v) members[sz(r.group_of[v])].push_back(static_cast<NodeIdx>(v));
+  std::vector<std::vector<size_t>> incident(r.nodes.size());
+  for (size_t k = 0; k < r.edges.size(); ++k)
+    incident[sz(r.edges[k].u)].push_back(k), incident[sz(r.edges[k].v)].push_back(k);
+  bool any = false;
+  std::vector<char> dom;
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    const ReducedNode& node = r.nodes[g];
+    size_t n = node.alive.size();
+    if (n < 2) continue;
+    dom.assign(n * n, 0);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) dom[i * n + j] = i != j && node.costs[i] >= node.costs[j];
+    dominated_in_bytes(p, r, static_cast<GroupIdx>(g), members[g], dom);
+    for (size_t k : incident[g]) {
+      const ReducedEdge& e = r.edges[k];
+      bool at_u = sz(e.u) == g;
+      dominated_on_edge(e, at_u, n, r.nodes[sz(at_u ? e.v : e.u)].alive.size(), dom);
+    }
+    live[g].assign(n, 1);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n && live[g][i]; ++j) {
+        // Mutual dominance (identical): drop the later one only.
+        bool mutual = dom[j * n + i];
+        if (dom[i * n + j] && live[g][j] && (!mutual || j < i)) live[g][i] = 0, any = true;
+      }
+  }
+  return any;
+}
+
 }  // namespace
 
 void aggregate_edges(ReducedProblem& r) {
@@ -277,6 +342,9 @@ ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
       }
     compact(r, live);
   }
+  for (auto& l : live) l.assign(l.size(), 1);
+  live.resize(r.nodes.size());
+  if (options.drop_dominated && drop_dominated(p, r, live)) compact(r, live);
   fold_single_ends(r);
   aggregate_edges(r);
   build_memory_rows(p, r, options);

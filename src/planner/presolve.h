@@ -8,6 +8,8 @@
 //   consistency removes strategies whose every partner across an edge is
 //   forbidden, until nothing changes.
 // - Parallel edges between the same two groups are summed into one matrix.
+// - Dominated strategies go: one whose node cost, every edge cost against
+//   every partner and every byte count are >= another's of the same node.
 // - An edge with a single-strategy end folds into the other end's costs.
 // - Exact edge aggregation: strategies of one end whose cost rows (columns)
 //   across an edge are equal form a class, and the ILP's pair variables run
@@ -84,6 +86,9 @@ struct PresolveOptions {
   // Build a row for every time point even when no budget is set and keep rows
   // that cannot bind (for the min-peak-memory problem).
   bool all_memory_rows = false;
+  // Drop strategies another of the same node dominates (costs and bytes no
+  // lower anywhere); off only in tests that look at the unpruned domains.
+  bool drop_dominated = true;
 };
 
 // Requires validate(problem) to have passed.

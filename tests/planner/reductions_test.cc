@@ -27,8 +27,12 @@ Problem three_by_three() {
   return p;
 }
 
+// Equal rows here mean equal strategies up to node cost, which dominance
+// would prune; these tests look at aggregation alone.
+constexpr PresolveOptions kNoDominance{.drop_dominated = false};
+
 TEST(Aggregation, EqualRowsAndColumnsShareAClass) {
-  ReducedProblem r = presolve(three_by_three());
+  ReducedProblem r = presolve(three_by_three(), kNoDominance);
   ASSERT_EQ(r.edges.size(), 1u);
   const ReducedEdge& e = r.edges[0];
   EXPECT_EQ(e.u_class, (std::vector<int32_t>{0, 1, 0}));  // rows 0 and 2 equal
@@ -37,7 +41,7 @@ TEST(Aggregation, EqualRowsAndColumnsShareAClass) {
 }
 
 TEST(Aggregation, IlpHasOnePairColumnPerClassPair) {
-  ReducedProblem r = presolve(three_by_three());
+  ReducedProblem r = presolve(three_by_three(), kNoDominance);
   IlpModel m = build_ilp(r, IlpObjective::kCost);
   // 3 + 3 strategy columns and 2 x 2 class pairs (instead of 3 x 3 pairs);
   // rows: 2 one-hot rows, 2 + 2 class marginals.
@@ -51,7 +55,7 @@ TEST(Aggregation, EdgeWithOneClassAtAnEndFoldsIntoTheOtherEnd) {
   p.add_node("v", {4, 5, 6});
   p.add_edge(0, 1, {3, 0, 8,
                     3, 0, 8});  // rows equal: the cost depends on v alone
-  ReducedProblem r = presolve(p);
+  ReducedProblem r = presolve(p, kNoDominance);
   EXPECT_TRUE(r.edges.empty());
   EXPECT_EQ(r.nodes[1].costs, (std::vector<double>{4 + 3, 5 + 0, 6 + 8}));
   Expected<Solution> s = solve_with_cbc(p);
@@ -113,6 +117,23 @@ TEST(ImpliedRows, RowWhoseLiveSetIsInsideAnotherIsDropped) {
   ReducedProblem r = presolve(p);
   ASSERT_EQ(r.memory_rows.size(), 1u);  // {a} is implied by {a, b}
   EXPECT_EQ(r.memory_rows[0].point, 1);
+}
+
+TEST(Dominance, StrategyCostlierEverywhereWithMoreBytesIsDropped) {
+  // u: strategy 1 costs more on the node (3 > 1), against every v strategy
+  // (5 >= 0, 9 >= 2) and holds more bytes (8 >= 4): dropped. Strategy 2 is
+  // cheaper on the node (0), so it stays although its edge row is worse.
+  Problem p;
+  NodeIdx u = p.add_node("u", {1, 3, 0});
+  p.add_node("v", {1, 1});
+  p.nodes[static_cast<size_t>(u)].bytes = {4, 8, 4};
+  p.add_edge(0, 1, {0, 2,
+                    5, 9,
+                    6, 6});
+  EXPECT_EQ(presolve(p).nodes[0].alive, (std::vector<StrategyIdx>{0, 2}));
+  EXPECT_EQ(presolve(p, {.drop_dominated = false}).nodes[0].alive.size(), 3u);
+  p.nodes[static_cast<size_t>(u)].bytes = {4, 3, 4};  // now 1 holds fewer bytes: kept
+  EXPECT_EQ(presolve(p).nodes[0].alive, (std::vector<StrategyIdx>{0, 1, 2}));
 }
 
 // Strategies carry a "sharding" (one of a few classes); an edge's cost
