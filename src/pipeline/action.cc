@@ -1,10 +1,10 @@
 #include "pipeline/action.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 namespace autopar::pipeline {
 namespace {
@@ -53,9 +53,10 @@ Expected<Action> parse_action(std::string_view text) {
   std::string_view rest = text;
   Action action;
   auto bad = [&] {
-    return make_error("bad pipeline action \"{}\": expected <stage><KIND><microbatch> with KIND "
-                      "one of F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, e.g. 2F0",
-                      text);
+    return make_error(
+        "bad pipeline action \"{}\": expected <stage><KIND><microbatch> with KIND "
+        "one of F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, e.g. 2F0",
+        text);
   };
   if (!read_number(rest, action.stage)) return bad();
   bool found = false;

@@ -1,6 +1,7 @@
 // Metadata messages between ranks, user-given stage shapes, and the check of
 // given against inferred shapes.
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "pipeline/stage_meta.h"
@@ -11,7 +12,8 @@ namespace {
 using nlohmann::json;
 
 json meta_json(const TensorMeta& meta) {
-  return json{{"dtype", std::string(dtype_name(meta.dtype))}, {"shape", meta.shape},
+  return json{{"dtype", std::string(dtype_name(meta.dtype))},
+              {"shape", meta.shape},
               {"strides", meta.strides()}};
 }
 
@@ -33,15 +35,17 @@ bool is_int_list(const json& j) {
 Expected<GivenMeta> read_meta(const json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("dtype") || !j["dtype"].is_string() || !j.contains("shape") ||
       !is_int_list(j["shape"])) {
-    return make_error("{}: expected {{\"dtype\": NAME, \"shape\": [..], \"strides\": [..] "
-                      "(optional)}}, got {}",
-                      where, j.dump().substr(0, 80));
+    return make_error(
+        "{}: expected {{\"dtype\": NAME, \"shape\": [..], \"strides\": [..] "
+        "(optional)}}, got {}",
+        where, j.dump().substr(0, 80));
   }
   std::optional<DType> dtype = parse_dtype(j["dtype"].get<std::string>());
   if (!dtype) return make_error("{}: unknown dtype \"{}\"", where, j["dtype"].get<std::string>());
   GivenMeta given{TensorMeta{int_list(j["shape"]), *dtype}, {}};
   if (j.contains("strides")) {
-    if (!is_int_list(j["strides"])) return make_error("{}: strides must be a list of integers", where);
+    if (!is_int_list(j["strides"]))
+      return make_error("{}: strides must be a list of integers", where);
     given.strides = int_list(j["strides"]);
   } else {
     given.strides = given.meta.strides();
@@ -97,9 +101,10 @@ Expected<MetaMessage> decode_metas(std::string_view bytes) {
   json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("from") || !j["from"].is_number_integer() ||
       !j.contains("to") || !j["to"].is_number_integer() || !j.contains("metas")) {
-    return make_error("bad metadata message: expected {{\"from\":S,\"to\":S,\"metas\":[..]}}, "
-                      "got {}",
-                      bytes.substr(0, 80));
+    return make_error(
+        "bad metadata message: expected {{\"from\":S,\"to\":S,\"metas\":[..]}}, "
+        "got {}",
+        bytes.substr(0, 80));
   }
   MetaMessage message{j["from"].get<StageIdx>(), j["to"].get<StageIdx>(), {}};
   Expected<std::vector<GivenMeta>> metas =
@@ -109,8 +114,7 @@ Expected<MetaMessage> decode_metas(std::string_view bytes) {
     const GivenMeta& g = (*metas)[i];
     if (g.strides != g.meta.strides()) {
       return make_error("metadata message {}->{} meta {}: strides {} are not contiguous for {}",
-                        message.from, message.to, i, shape_to_string(g.strides),
-                        to_string(g.meta));
+                        message.from, message.to, i, shape_to_string(g.strides), to_string(g.meta));
     }
     message.metas.push_back(g.meta);
   }
@@ -120,8 +124,9 @@ Expected<MetaMessage> decode_metas(std::string_view bytes) {
 Expected<std::vector<GivenStageShapes>> parse_stage_shapes(std::string_view json_text) {
   json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("stages") || !j["stages"].is_array()) {
-    return make_error("stage shapes: expected {{\"stages\": [{{\"stage\": S, \"inputs\": [..], "
-                      "\"outputs\": [..]}}, ..]}}");
+    return make_error(
+        "stage shapes: expected {{\"stages\": [{{\"stage\": S, \"inputs\": [..], "
+        "\"outputs\": [..]}}, ..]}}");
   }
   std::vector<GivenStageShapes> out;
   for (const json& s : j["stages"]) {

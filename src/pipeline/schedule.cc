@@ -1,9 +1,9 @@
 // Schedule printing, parsing and stage mapping. Generators are in schedule_gen.cc.
-#include <algorithm>
+#include "pipeline/schedule.h"
 
 #include <fmt/format.h>
 
-#include "pipeline/schedule.h"
+#include <algorithm>
 
 namespace autopar::pipeline {
 namespace {
@@ -130,8 +130,8 @@ Expected<Schedule> parse_schedule_text(std::string_view text) {
     if (line.empty() || line.front() == '#') continue;
     std::string expected = fmt::format("rank {}:", ranks.size());
     if (!line.starts_with(expected)) {
-      return make_error("schedule text line {}: expected \"{} ...\", got \"{}\"", line_no,
-                        expected, line.substr(0, 40));
+      return make_error("schedule text line {}: expected \"{} ...\", got \"{}\"", line_no, expected,
+                        line.substr(0, 40));
     }
     Expected<std::vector<Action>> actions =
         parse_cells(split(line.substr(expected.size()), ' '), static_cast<int>(ranks.size()));

@@ -28,8 +28,8 @@ struct Schedule {
   int32_t num_ranks = 0;
   int32_t num_stages = 0;
   int32_t num_microbatches = 0;
-  std::vector<RankIdx> stage_to_rank;        // size num_stages
-  std::vector<std::vector<Action>> ranks;    // size num_ranks
+  std::vector<RankIdx> stage_to_rank;      // size num_stages
+  std::vector<std::vector<Action>> ranks;  // size num_ranks
 
   // The stages a rank holds, sorted (not necessarily consecutive: 0, 4, 8).
   std::vector<StageIdx> stages_of(RankIdx rank) const;

@@ -6,9 +6,9 @@
 //   Interleaved 1F1B:  (p-1)(F+B) idle per rank against v·m·(F+B) of work,
 //                      i.e. (p-1)/(v·m) of the ideal time
 //   ZB-H1 (F=I=W):     (p-1)(F+I-W) idle per rank, about (p-1)/(3m)
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "pipeline/schedule.h"
 
@@ -19,7 +19,8 @@ struct KindName {
   std::string_view name;
   ScheduleKind kind;
 };
-constexpr KindName kKindNames[] = {  // sorted by name
+constexpr KindName kKindNames[] = {
+    // sorted by name
     {"1f1b", ScheduleKind::k1F1B},
     {"gpipe", ScheduleKind::kGPipe},
     {"interleaved-1f1b", ScheduleKind::kInterleaved1F1B},
@@ -107,14 +108,16 @@ Status check_options(const ScheduleOptions& o) {
   }
   bool interleaved = o.kind == ScheduleKind::kInterleaved1F1B;
   if (!interleaved && o.stages_per_rank != 1) {
-    return make_error("schedule {} runs one stage per rank; --stages-per-rank {} needs "
-                      "interleaved-1f1b",
-                      schedule_kind_name(o.kind), o.stages_per_rank);
+    return make_error(
+        "schedule {} runs one stage per rank; --stages-per-rank {} needs "
+        "interleaved-1f1b",
+        schedule_kind_name(o.kind), o.stages_per_rank);
   }
   if (interleaved && o.num_microbatches % o.num_ranks != 0) {
-    return make_error("interleaved-1f1b needs microbatches a multiple of ranks: {} microbatches, "
-                      "{} ranks",
-                      o.num_microbatches, o.num_ranks);
+    return make_error(
+        "interleaved-1f1b needs microbatches a multiple of ranks: {} microbatches, "
+        "{} ranks",
+        o.num_microbatches, o.num_ranks);
   }
   return ok_status();
 }
@@ -152,14 +155,20 @@ Expected<Schedule> make_schedule(const ScheduleOptions& o) {
   int32_t p = o.num_ranks, m = o.num_microbatches;
   for (RankIdx r = 0; r < p; ++r) {
     switch (o.kind) {
-      case ScheduleKind::kGPipe: schedule.ranks.push_back(gpipe_rank(r, m)); break;
-      case ScheduleKind::k1F1B: schedule.ranks.push_back(one_f_one_b_rank(r, p, m)); break;
+      case ScheduleKind::kGPipe:
+        schedule.ranks.push_back(gpipe_rank(r, m));
+        break;
+      case ScheduleKind::k1F1B:
+        schedule.ranks.push_back(one_f_one_b_rank(r, p, m));
+        break;
       case ScheduleKind::kInterleaved1F1B:
         schedule.ranks.push_back(o.stages_per_rank == 1
                                      ? one_f_one_b_rank(r, p, m)
                                      : interleaved_rank(r, p, m, o.stages_per_rank));
         break;
-      case ScheduleKind::kZBH1: schedule.ranks.push_back(zb_h1_rank(r, p, m)); break;
+      case ScheduleKind::kZBH1:
+        schedule.ranks.push_back(zb_h1_rank(r, p, m));
+        break;
     }
   }
   return schedule;

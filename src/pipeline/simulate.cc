@@ -1,11 +1,11 @@
 #include "pipeline/simulate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-#include <optional>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace autopar::pipeline {
 namespace {
@@ -18,7 +18,8 @@ class Done {
  public:
   Done(int32_t stages, int32_t microbatches)
       : microbatches_(microbatches),
-        times_(static_cast<size_t>(stages) * kKinds * static_cast<size_t>(microbatches), kNotDone) {}
+        times_(static_cast<size_t>(stages) * kKinds * static_cast<size_t>(microbatches), kNotDone) {
+  }
   double& at(const Action& a) {
     return times_[(static_cast<size_t>(a.stage) * kKinds + static_cast<size_t>(a.kind)) *
                       static_cast<size_t>(microbatches_) +
@@ -57,11 +58,21 @@ std::vector<Alternatives> dependencies(const Schedule& s, RankIdx r, const Actio
                                             : Alternatives{{st, ActionKind::kRecvB, mb}});
       }
       break;
-    case ActionKind::kW: deps.push_back({{st, ActionKind::kI, mb}}); break;
-    case ActionKind::kSendF: deps.push_back({{st, ActionKind::kF, mb}}); break;
-    case ActionKind::kSendB: deps.push_back(grad_of(st)); break;
-    case ActionKind::kRecvF: deps.push_back({{st - 1, ActionKind::kSendF, mb}}); break;
-    case ActionKind::kRecvB: deps.push_back({{st + 1, ActionKind::kSendB, mb}}); break;
+    case ActionKind::kW:
+      deps.push_back({{st, ActionKind::kI, mb}});
+      break;
+    case ActionKind::kSendF:
+      deps.push_back({{st, ActionKind::kF, mb}});
+      break;
+    case ActionKind::kSendB:
+      deps.push_back(grad_of(st));
+      break;
+    case ActionKind::kRecvF:
+      deps.push_back({{st - 1, ActionKind::kSendF, mb}});
+      break;
+    case ActionKind::kRecvB:
+      deps.push_back({{st + 1, ActionKind::kSendB, mb}});
+      break;
   }
   return deps;
 }
@@ -96,11 +107,16 @@ std::string describe_wait(const Schedule& s, RankIdx r, int32_t pos, const Actio
 
 double Durations::of(ActionKind kind) const {
   switch (kind) {
-    case ActionKind::kF: return f;
-    case ActionKind::kB: return b;
-    case ActionKind::kI: return i;
-    case ActionKind::kW: return w;
-    default: return 0;
+    case ActionKind::kF:
+      return f;
+    case ActionKind::kB:
+      return b;
+    case ActionKind::kI:
+      return i;
+    case ActionKind::kW:
+      return w;
+    default:
+      return 0;
   }
 }
 
@@ -118,12 +134,17 @@ Expected<Durations> parse_durations(std::string_view text) {
       auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), value);
       if (ec != std::errc() || ptr != num.data() + num.size()) value = -1;
     }
-    double* slot = key == "F" ? &d.f : key == "B" ? &d.b : key == "I" ? &d.i
-                 : key == "W" ? &d.w : key == "comm" ? &d.comm : nullptr;
+    double* slot = key == "F"      ? &d.f
+                   : key == "B"    ? &d.b
+                   : key == "I"    ? &d.i
+                   : key == "W"    ? &d.w
+                   : key == "comm" ? &d.comm
+                                   : nullptr;
     if (!slot || value < 0) {
-      return make_error("bad duration \"{}\": expected KEY=SECONDS with KEY one of F, B, I, W, "
-                        "comm and a non-negative number, e.g. F=1,B=2,comm=0.1",
-                        item);
+      return make_error(
+          "bad duration \"{}\": expected KEY=SECONDS with KEY one of F, B, I, W, "
+          "comm and a non-negative number, e.g. F=1,B=2,comm=0.1",
+          item);
     }
     *slot = value;
   }
@@ -179,8 +200,8 @@ SimulationResult simulate(const Schedule& s, const Durations& durations) {
     Action missing;
     (void)ready_time(dependencies(s, static_cast<RankIdx>(r), a), done, &missing);
     result.deadlocked = true;
-    result.deadlock += describe_wait(s, static_cast<RankIdx>(r), static_cast<int32_t>(pc[r]), a,
-                                     missing) + "\n";
+    result.deadlock +=
+        describe_wait(s, static_cast<RankIdx>(r), static_cast<int32_t>(pc[r]), a, missing) + "\n";
   }
   return result;
 }
@@ -189,17 +210,27 @@ std::string to_chrome_trace(const SimulationResult& result) {
   constexpr double kUnitToMicros = 1000;  // one duration unit shows as 1 ms
   nlohmann::json events = nlohmann::json::array();
   for (size_t r = 0; r < result.timeline.size(); ++r) {
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", r},
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", 0},
+                      {"tid", r},
                       {"args", {{"name", fmt::format("rank {}", r)}}}});
     for (const TimedAction& t : result.timeline[r]) {
       if (!is_compute(t.action.kind) && t.end == t.start) {
-        events.push_back({{"ph", "i"}, {"s", "t"}, {"name", to_string(t.action)}, {"pid", 0},
-                          {"tid", r}, {"ts", t.start * kUnitToMicros}});
+        events.push_back({{"ph", "i"},
+                          {"s", "t"},
+                          {"name", to_string(t.action)},
+                          {"pid", 0},
+                          {"tid", r},
+                          {"ts", t.start * kUnitToMicros}});
         continue;
       }
-      events.push_back({{"ph", "X"}, {"name", to_string(t.action)},
-                        {"cat", std::string(action_kind_name(t.action.kind))}, {"pid", 0},
-                        {"tid", r}, {"ts", t.start * kUnitToMicros},
+      events.push_back({{"ph", "X"},
+                        {"name", to_string(t.action)},
+                        {"cat", std::string(action_kind_name(t.action.kind))},
+                        {"pid", 0},
+                        {"tid", r},
+                        {"ts", t.start * kUnitToMicros},
                         {"dur", (t.end - t.start) * kUnitToMicros}});
     }
   }
@@ -211,10 +242,11 @@ std::string summary(const SimulationResult& result) {
   double total_busy = 0;
   for (double b : result.busy) total_busy += b;
   double capacity = result.makespan * static_cast<double>(result.busy.size());
-  return fmt::format("makespan {:g}, bubble {:.1f}% (idle {:g} of {:g}), peak in flight per "
-                     "rank {}\n",
-                     result.makespan, 100 * result.bubble_fraction(), capacity - total_busy,
-                     capacity, fmt::join(result.peak_in_flight, " "));
+  return fmt::format(
+      "makespan {:g}, bubble {:.1f}% (idle {:g} of {:g}), peak in flight per "
+      "rank {}\n",
+      result.makespan, 100 * result.bubble_fraction(), capacity - total_busy, capacity,
+      fmt::join(result.peak_in_flight, " "));
 }
 
 }  // namespace autopar::pipeline

@@ -39,7 +39,7 @@ struct SimulationResult {
   bool deadlocked = false;
   std::string deadlock;  // one line per stuck rank
   double makespan = 0;
-  std::vector<double> busy;   // per rank, compute time
+  std::vector<double> busy;             // per rank, compute time
   std::vector<int32_t> peak_in_flight;  // per rank: forwards done whose B/I is not yet done
   std::vector<std::vector<TimedAction>> timeline;  // per rank, actions that ran
 

@@ -1,8 +1,8 @@
 // Shape inference per stage, the in-process protocol, and the agreement
 // decision. Message and user-shape I/O are in meta_io.cc.
-#include <fmt/format.h>
-
 #include "pipeline/stage_meta.h"
+
+#include <fmt/format.h>
 
 namespace autopar::pipeline {
 namespace {
@@ -89,8 +89,8 @@ Expected<PipelineMeta> infer_pipeline(const Graph& graph, const std::vector<Stag
       if (n.is_placeholder()) {
         auto it = microbatch_inputs.find(n.name);
         if (it == microbatch_inputs.end()) {
-          return make_error("stage {} reads graph input {}, but no meta was given for it",
-                            st.index, n.name);
+          return make_error("stage {} reads graph input {}, but no meta was given for it", st.index,
+                            n.name);
         }
         metas[i] = it->second;
         continue;
@@ -100,7 +100,8 @@ Expected<PipelineMeta> infer_pipeline(const Graph& graph, const std::vector<Stag
     for (const auto& [from, indices] : by_producer) {
       MetaMessage message{from, st.index, {}};
       for (size_t i : indices) message.metas.push_back(produced.at(st.inputs[i]).second);
-      if (stage_to_rank[static_cast<size_t>(from)] == stage_to_rank[static_cast<size_t>(st.index)]) {
+      if (stage_to_rank[static_cast<size_t>(from)] ==
+          stage_to_rank[static_cast<size_t>(st.index)]) {
         ++result.direct_hand_offs;  // return value: the metas as they are
       } else {
         Expected<MetaMessage> received = decode_metas(encode_metas(message));
@@ -124,9 +125,10 @@ Expected<bool> decide_inference(std::span<const bool> has_given_shapes) {
   bool any = false, all = true;
   for (bool given : has_given_shapes) any |= given, all &= given;
   if (any && !all) {
-    return make_error("ranks disagree on pipeline shape inference: rank(s) {} were given stage "
-                      "shapes, rank(s) {} were not; give --stage-shapes on every rank or on none",
-                      rank_list(has_given_shapes, true), rank_list(has_given_shapes, false));
+    return make_error(
+        "ranks disagree on pipeline shape inference: rank(s) {} were given stage "
+        "shapes, rank(s) {} were not; give --stage-shapes on every rank or on none",
+        rank_list(has_given_shapes, true), rank_list(has_given_shapes, false));
   }
   return !any;
 }

@@ -1,10 +1,10 @@
 #include "pipeline/stages.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "cost/compute_cost.h"
 
@@ -13,7 +13,8 @@ namespace {
 
 // The value a node reads through input i: getitem picks one output.
 Value read_value(const Node& node, size_t i) {
-  int32_t output = node.op == OpId::kGetItem ? static_cast<int32_t>(node.attrs.get_int("index")) : 0;
+  int32_t output =
+      node.op == OpId::kGetItem ? static_cast<int32_t>(node.attrs.get_int("index")) : 0;
   return Value{node.inputs[i], output};
 }
 
@@ -27,9 +28,10 @@ Expected<std::vector<size_t>> cut_by_count(const std::vector<std::string>& units
   }
   size_t layers = layer_pos.size(), s = static_cast<size_t>(stages);
   if (layers < s) {
-    return make_error("cannot cut {} layers (units named layers.<i>) into {} stages by count; "
-                      "use fewer stages or --balance cost",
-                      layers, stages);
+    return make_error(
+        "cannot cut {} layers (units named layers.<i>) into {} stages by count; "
+        "use fewer stages or --balance cost",
+        layers, stages);
   }
   std::vector<size_t> cuts{0};
   size_t taken = 0;
@@ -71,7 +73,8 @@ void add_unique(std::vector<T>& list, const T& item) {
 }
 
 // Fills params, inputs and outputs from the node sets.
-Status connect(const Graph& graph, std::vector<Stage>& stages, const std::vector<int32_t>& stage_of) {
+Status connect(const Graph& graph, std::vector<Stage>& stages,
+               const std::vector<int32_t>& stage_of) {
   for (Stage& st : stages) {
     for (NodeId id : st.nodes) {
       const Node& node = graph.node(id);
@@ -79,8 +82,10 @@ Status connect(const Graph& graph, std::vector<Stage>& stages, const std::vector
         Value v = read_value(node, i);
         const Node& producer = graph.node(v.node);
         if (producer.is_placeholder()) {
-          if (producer.kind == PlaceholderKind::kInput) add_unique(st.inputs, v);
-          else add_unique(st.params, v.node);
+          if (producer.kind == PlaceholderKind::kInput)
+            add_unique(st.inputs, v);
+          else
+            add_unique(st.params, v.node);
           continue;
         }
         int32_t from = stage_of[static_cast<size_t>(v.node)];
@@ -96,7 +101,8 @@ Status connect(const Graph& graph, std::vector<Stage>& stages, const std::vector
   }
   for (const GraphOutput& out : graph.outputs()) {
     int32_t s = stage_of[static_cast<size_t>(out.node)];
-    if (out.kind == OutputKind::kLoss && s >= 0) add_unique(stages[static_cast<size_t>(s)].outputs, {out.node, 0});
+    if (out.kind == OutputKind::kLoss && s >= 0)
+      add_unique(stages[static_cast<size_t>(s)].outputs, {out.node, 0});
   }
   for (Stage& st : stages) {
     std::sort(st.inputs.begin(), st.inputs.end());

@@ -1,9 +1,9 @@
 #include "pipeline/validate.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace autopar::pipeline {
 namespace {
@@ -65,10 +65,11 @@ Status check_compute(const std::map<Key, Where>& seen, StageIdx s, MicrobatchIdx
   if (!f) return make_error("stage {} microbatch {} has no forward ({})", s, mb, to_string(fa));
   if (b && (i || w)) {
     const Where* split = i ? i : w;
-    return make_error("{}: stage {} microbatch {} has both a full backward and a split one "
-                      "({}); use B, or I and W",
-                      where(*b, {s, ActionKind::kB, mb}), s, mb,
-                      where(*split, {s, i ? ActionKind::kI : ActionKind::kW, mb}));
+    return make_error(
+        "{}: stage {} microbatch {} has both a full backward and a split one "
+        "({}); use B, or I and W",
+        where(*b, {s, ActionKind::kB, mb}), s, mb,
+        where(*split, {s, i ? ActionKind::kI : ActionKind::kW, mb}));
   }
   if (!b && !i && !w) {
     return make_error("stage {} microbatch {} has no backward (expected {}B{} or {}I{} and {}W{})",
@@ -97,11 +98,16 @@ Status check_compute(const std::map<Key, Where>& seen, StageIdx s, MicrobatchIdx
 Status check_messages(const Schedule& sch, const std::map<Key, Where>& seen, StageIdx s,
                       MicrobatchIdx mb) {
   if (s + 1 >= sch.num_stages) return ok_status();
-  bool crosses = sch.stage_to_rank[static_cast<size_t>(s)] !=
-                 sch.stage_to_rank[static_cast<size_t>(s + 1)];
-  struct Pair { StageIdx stage; ActionKind kind; };
-  const Pair pairs[] = {{s, ActionKind::kSendF}, {s + 1, ActionKind::kRecvF},
-                        {s + 1, ActionKind::kSendB}, {s, ActionKind::kRecvB}};
+  bool crosses =
+      sch.stage_to_rank[static_cast<size_t>(s)] != sch.stage_to_rank[static_cast<size_t>(s + 1)];
+  struct Pair {
+    StageIdx stage;
+    ActionKind kind;
+  };
+  const Pair pairs[] = {{s, ActionKind::kSendF},
+                        {s + 1, ActionKind::kRecvF},
+                        {s + 1, ActionKind::kSendB},
+                        {s, ActionKind::kRecvB}};
   for (const Pair& p : pairs) {
     const Where* w = find(seen, p.stage, p.kind, mb);
     Action a{p.stage, p.kind, mb};
@@ -122,9 +128,10 @@ Status check_messages(const Schedule& sch, const std::map<Key, Where>& seen, Sta
 Status validate_schedule(const Schedule& s, bool allow_communication) {
   if (static_cast<int32_t>(s.ranks.size()) != s.num_ranks ||
       static_cast<int32_t>(s.stage_to_rank.size()) != s.num_stages) {
-    return make_error("schedule sizes disagree: {} ranks declared, {} action lists; {} stages "
-                      "declared, {} mapped",
-                      s.num_ranks, s.ranks.size(), s.num_stages, s.stage_to_rank.size());
+    return make_error(
+        "schedule sizes disagree: {} ranks declared, {} action lists; {} stages "
+        "declared, {} mapped",
+        s.num_ranks, s.ranks.size(), s.num_stages, s.stage_to_rank.size());
   }
   Expected<std::map<Key, Where>> seen = index_actions(s, allow_communication);
   if (!seen) return seen.error();

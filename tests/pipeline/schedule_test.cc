@@ -1,7 +1,8 @@
+#include "pipeline/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include "pipeline/lower.h"
-#include "pipeline/schedule.h"
 #include "pipeline/validate.h"
 
 namespace autopar::pipeline {
@@ -14,8 +15,8 @@ Schedule make(ScheduleKind kind, int32_t p, int32_t m, int32_t v = 1) {
 }
 
 TEST(Action, EveryKindPrintsAndParsesBack) {
-  for (const char* text : {"2F0", "13B7", "0I2", "0W2", "2SEND_F0", "3RECV_F0", "3SEND_B1",
-                           "2RECV_B11"}) {
+  for (const char* text :
+       {"2F0", "13B7", "0I2", "0W2", "2SEND_F0", "3RECV_F0", "3SEND_B1", "2RECV_B11"}) {
     Expected<Action> a = parse_action(text);
     ASSERT_TRUE(a.ok()) << text;
     EXPECT_EQ(to_string(*a), text);
@@ -35,9 +36,9 @@ TEST(Action, MalformedTextIsAnErrorQuotingIt) {
 }
 
 TEST(Schedule, TextAndCsvRoundTripForEveryBuiltIn) {
-  for (Schedule s : {make(ScheduleKind::kGPipe, 4, 8), make(ScheduleKind::k1F1B, 4, 8),
-                     make(ScheduleKind::kInterleaved1F1B, 4, 8, 2),
-                     make(ScheduleKind::kZBH1, 4, 8)}) {
+  for (Schedule s :
+       {make(ScheduleKind::kGPipe, 4, 8), make(ScheduleKind::k1F1B, 4, 8),
+        make(ScheduleKind::kInterleaved1F1B, 4, 8, 2), make(ScheduleKind::kZBH1, 4, 8)}) {
     Expected<Schedule> from_text = parse_schedule_text(to_text(s));
     ASSERT_TRUE(from_text.ok()) << from_text.error().message;
     EXPECT_EQ(*from_text, s);
@@ -61,8 +62,7 @@ TEST(Schedule, OneFOneBOnTwoRanksPrintsWarmupSteadyAndCooldown) {
 
 TEST(Schedule, VMappingTurnsBackOnTheLastRank) {
   EXPECT_EQ(map_stages(4, 2, StageMapping::kV), (std::vector<RankIdx>{0, 1, 2, 3, 3, 2, 1, 0}));
-  EXPECT_EQ(map_stages(4, 2, StageMapping::kLoop),
-            (std::vector<RankIdx>{0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(map_stages(4, 2, StageMapping::kLoop), (std::vector<RankIdx>{0, 1, 2, 3, 0, 1, 2, 3}));
 }
 
 TEST(Schedule, CsvStageOnTwoRanksIsAnErrorNamingBothPlaces) {
@@ -88,7 +88,8 @@ TEST(Validate, BackwardBeforeForwardPointsAtTheBackward) {
   ASSERT_TRUE(s.ok());
   Status v = validate_schedule(*s);
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error().message, "rank 0 position 0 (0B0): comes before its forward 0F0 at position 1");
+  EXPECT_EQ(v.error().message,
+            "rank 0 position 0 (0B0): comes before its forward 0F0 at position 1");
 }
 
 TEST(Validate, WeightGradBeforeInputGradPointsAtTheW) {
@@ -112,7 +113,8 @@ TEST(Validate, MissingAndRepeatedActionsAreNamed) {
 TEST(Validate, StageOnTheWrongRankIsNamed) {
   Schedule s = make(ScheduleKind::k1F1B, 2, 2);
   s.stage_to_rank = {1, 0};  // as if the mapping said otherwise
-  EXPECT_EQ(validate_schedule(s).error().message, "rank 0 position 0 (0F0): stage 0 runs on rank 1");
+  EXPECT_EQ(validate_schedule(s).error().message,
+            "rank 0 position 0 (0F0): stage 0 runs on rank 1");
 }
 
 TEST(Validate, LoweredScheduleWithoutAReceiveIsRejected) {

@@ -1,8 +1,9 @@
+#include "pipeline/simulate.h"
+
 #include <gtest/gtest.h>
 
 #include "pipeline/lower.h"
 #include "pipeline/schedule.h"
-#include "pipeline/simulate.h"
 #include "pipeline/validate.h"
 
 namespace autopar::pipeline {

@@ -1,8 +1,9 @@
+#include "pipeline/stage_meta.h"
+
 #include <gtest/gtest.h>
 
 #include "models/registry.h"
 #include "pipeline/schedule.h"
-#include "pipeline/stage_meta.h"
 
 namespace autopar::pipeline {
 namespace {
@@ -54,14 +55,19 @@ void expect_boundaries_match_graph(int32_t microbatches, int32_t num_stages) {
   EXPECT_EQ(meta->direct_hand_offs, 0);
 }
 
-TEST(ShapeInference, TwoStagesMatchTheGraphAtMicrobatchSize) { expect_boundaries_match_graph(2, 2); }
+TEST(ShapeInference, TwoStagesMatchTheGraphAtMicrobatchSize) {
+  expect_boundaries_match_graph(2, 2);
+}
 
-TEST(ShapeInference, FourStagesMatchTheGraphAtMicrobatchSize) { expect_boundaries_match_graph(4, 4); }
+TEST(ShapeInference, FourStagesMatchTheGraphAtMicrobatchSize) {
+  expect_boundaries_match_graph(4, 4);
+}
 
 TEST(ShapeInference, LastStageProducesTheScalarLoss) {
   Graph g = debugmodel(4);
   Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
-  Expected<PipelineMeta> meta = infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 2));
+  Expected<PipelineMeta> meta =
+      infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 2));
   ASSERT_TRUE(meta.ok());
   EXPECT_EQ(meta->stages[1].outputs, (std::vector<TensorMeta>{{{}, DType::f32}}));
 }
@@ -72,7 +78,8 @@ TEST(ShapeInference, TwoStagesOnOneRankHandOffWithoutAMessage) {
   ASSERT_TRUE(stages.ok());
   // V mapping on 2 ranks: stages 0,1,2,3 on ranks 0,1,1,0; 1 -> 2 stays on rank 1.
   std::vector<RankIdx> ranks = map_stages(2, 2, StageMapping::kV);
-  Expected<PipelineMeta> meta = infer_pipeline(g, *stages, ranks, *microbatch_metas(full_batch_inputs(), 2));
+  Expected<PipelineMeta> meta =
+      infer_pipeline(g, *stages, ranks, *microbatch_metas(full_batch_inputs(), 2));
   ASSERT_TRUE(meta.ok()) << meta.error().message;
   EXPECT_EQ(meta->direct_hand_offs, 1);
   ASSERT_EQ(meta->messages.size(), 2u);  // 0 -> 1 and 2 -> 3 cross ranks
@@ -85,7 +92,8 @@ TEST(ShapeInference, InputsThatDoNotFitTheMicrobatchGraphNameTheNode) {
   Graph g = debugmodel(4);  // built for microbatch 4
   Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
   // Full batch 8 in 4 microbatches gives 2, not 4: the first view with literal sizes fails.
-  Expected<PipelineMeta> meta = infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 4));
+  Expected<PipelineMeta> meta =
+      infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 4));
   ASSERT_FALSE(meta.ok());
   EXPECT_EQ(meta.error().message.substr(0, 8), "stage 0 ");
   EXPECT_NE(meta.error().message.find("node view"), std::string::npos) << meta.error().message;
@@ -94,7 +102,8 @@ TEST(ShapeInference, InputsThatDoNotFitTheMicrobatchGraphNameTheNode) {
 TEST(ShapeInference, BatchNotDivisibleByMicrobatchesIsAnError) {
   Expected<std::map<std::string, TensorMeta>> m = microbatch_metas(full_batch_inputs(), 3);
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().message, "input labels i64[8, 32]: batch dim 0 cannot be split into 3 microbatches");
+  EXPECT_EQ(m.error().message,
+            "input labels i64[8, 32]: batch dim 0 cannot be split into 3 microbatches");
 }
 
 TEST(MetaMessage, EncodesAndDecodesBack) {
@@ -136,7 +145,8 @@ class GivenShapes : public ::testing::Test {
 
 TEST_F(GivenShapes, MatchingShapesPass) {
   // Stage 1 reads labels (a placeholder, first in graph order) and the residual stream.
-  Status s = check(R"({"stages":[{"stage":1,"inputs":[{"dtype":"i64","shape":[4,32],"strides":[32,1]},
+  Status s =
+      check(R"({"stages":[{"stage":1,"inputs":[{"dtype":"i64","shape":[4,32],"strides":[32,1]},
       {"dtype":"f32","shape":[4,32,256]}],"outputs":[{"dtype":"f32","shape":[]}]}]})");
   EXPECT_TRUE(s.ok()) << s.error().message;
 }
@@ -150,14 +160,17 @@ TEST_F(GivenShapes, WrongShapeNamesStageValueAndBothShapes) {
 
 TEST_F(GivenShapes, WrongDtypeStridesAndCountAreNamed) {
   EXPECT_EQ(check(R"({"stages":[{"stage":0,"outputs":[{"dtype":"bf16","shape":[4,32,256]}]}]})")
-                .error().message,
+                .error()
+                .message,
             "stage 0 output 0: dtype bf16 given, f32 inferred");
   EXPECT_EQ(check(R"({"stages":[{"stage":0,"outputs":[{"dtype":"f32","shape":[4,32,256],
                     "strides":[256,1024,1]}]}]})")
-                .error().message,
+                .error()
+                .message,
             "stage 0 output 0: strides [256, 1024, 1] given, [8192, 256, 1] inferred (contiguous)");
   EXPECT_EQ(check(R"({"stages":[{"stage":1,"inputs":[{"dtype":"i64","shape":[4,32]}]}]})")
-                .error().message,
+                .error()
+                .message,
             "stage 1 inputs: 1 given, 2 inferred");
 }
 

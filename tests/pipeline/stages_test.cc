@@ -1,10 +1,11 @@
+#include "pipeline/stages.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "cost/compute_cost.h"
 #include "models/registry.h"
-#include "pipeline/stages.h"
 
 namespace autopar::pipeline {
 namespace {
@@ -37,7 +38,8 @@ TEST(Stages, CountCutSpreadsLayersEvenlyWithEmbeddingsFirstAndLossLast) {
   Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
   ASSERT_TRUE(stages.ok()) << stages.error().message;
   ASSERT_EQ(stages->size(), 2u);
-  EXPECT_EQ((*stages)[0].units, (std::vector<std::string>{"tok_embeddings", "layers.0", "layers.1"}));
+  EXPECT_EQ((*stages)[0].units,
+            (std::vector<std::string>{"tok_embeddings", "layers.0", "layers.1"}));
   EXPECT_EQ((*stages)[1].units,
             (std::vector<std::string>{"layers.2", "layers.3", "norm", "output", "loss"}));
   // Stage 0 reads tokens; stage 1 reads the residual stream and labels and
@@ -83,14 +85,16 @@ TEST(Stages, StagesMustBeAMultipleOfRanks) {
   Graph g = debugmodel(8, 4);
   Expected<std::vector<Stage>> stages = split_stages(g, {3, 2, StageBalance::kCount, nullptr});
   ASSERT_FALSE(stages.ok());
-  EXPECT_EQ(stages.error().message, "stages must be a positive multiple of ranks: 3 stages, 2 ranks");
+  EXPECT_EQ(stages.error().message,
+            "stages must be a positive multiple of ranks: 3 stages, 2 ranks");
 }
 
 TEST(Stages, MoreStagesThanLayersIsAnError) {
   Graph g = debugmodel(8, 2);
   Expected<std::vector<Stage>> stages = split_stages(g, {4, 4, StageBalance::kCount, nullptr});
   ASSERT_FALSE(stages.ok());
-  EXPECT_EQ(stages.error().message.substr(0, 48), "cannot cut 2 layers (units named layers.<i>) int");
+  EXPECT_EQ(stages.error().message.substr(0, 48),
+            "cannot cut 2 layers (units named layers.<i>) int");
 }
 
 }  // namespace
