@@ -33,6 +33,11 @@
 // follower's variables disappear), drops forbidden strategies instead of
 // writing s = 0 rows, folds every edge with a single-strategy end into the
 // other end's cost vector, and drops memory rows that cannot be violated.
+// It also applies exact reductions that leave the optimum unchanged (details
+// in presolve.h): dominated strategies go; an edge's e variables run over
+// classes of equal rows/columns (producer/consumer shardings) instead of
+// strategy pairs; the static bytes enter the time rows through one shared
+// sum; and time rows implied by a neighbouring row are dropped.
 #pragma once
 
 #include <cstdint>
