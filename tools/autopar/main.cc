@@ -24,6 +24,7 @@ std::vector<Command> add_commands(CLI::App& app) {
       add_calibrate_command(app),
       add_graph_command(app),
       add_plan_command(app),
+      add_run_command(app),
       add_schedule_command(app),
       add_strategies_command(app),
   };

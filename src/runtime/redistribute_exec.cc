@@ -1,0 +1,170 @@
+#include "runtime/redistribute_exec.h"
+
+#include <ATen/ATen.h>
+
+namespace autopar {
+namespace {
+
+struct StepContext {
+  const Communicator& comm;
+  int64_t group = 1;
+  int64_t me = 0;
+  Tracer* tracer = nullptr;
+  const RedistStep& step;
+  const std::string& tensor;
+};
+
+// The dtypes the communicator reduces and moves (complex goes as its real view).
+Expected<DType> wire_dtype(const at::Tensor& x) {
+  switch (x.scalar_type()) {
+    case at::kFloat: return DType::f32;
+    case at::kDouble: return DType::f64;
+    case at::kInt: return DType::i32;
+    case at::kLong: return DType::i64;
+    default: return make_error("cannot send a tensor of type {}", at::toString(x.scalar_type()));
+  }
+}
+
+// Times one blocking collective and tallies its B bytes.
+template <typename F>
+Status timed(const StepContext& ctx, double bytes, F&& call) {
+  double start = ctx.tracer ? ctx.tracer->now_us() : 0;
+  Status s = call();
+  if (ctx.tracer) {
+    ctx.tracer->collective(ctx.step.collective, ctx.step.mesh_dim, bytes, ctx.tensor, start,
+                           ctx.tracer->now_us());
+  }
+  return s;
+}
+
+// Splits x along dim into the group's blocks, stacked as [group, ...] contiguous.
+at::Tensor blocks_along(const at::Tensor& x, int dim, int64_t group) {
+  return at::stack(x.chunk(group, dim), 0).contiguous();
+}
+
+Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext& ctx) {
+  at::Tensor send = x.contiguous();
+  Expected<DType> dt = wire_dtype(send);
+  if (!dt) return dt.error();
+  std::vector<int64_t> sizes{ctx.group};
+  for (int64_t s : send.sizes()) sizes.push_back(s);
+  at::Tensor recv = at::empty(sizes, send.options());
+  Status s = timed(ctx, static_cast<double>(recv.nbytes()), [&] {
+    return ctx.comm.all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), *dt);
+  });
+  if (!s) return s.error();
+  return at::cat(recv.unbind(0), dim);
+}
+
+Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
+  at::Tensor buf = x.contiguous().clone();
+  Expected<DType> dt = wire_dtype(buf);
+  if (!dt) return dt.error();
+  Status s = timed(ctx, static_cast<double>(buf.nbytes()), [&] {
+    return ctx.comm.all_reduce_sum(buf.data_ptr(), buf.numel(), *dt);
+  });
+  if (!s) return s.error();
+  return buf;
+}
+
+Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepContext& ctx) {
+  at::Tensor send = blocks_along(x, dim, ctx.group);
+  Expected<DType> dt = wire_dtype(send);
+  if (!dt) return dt.error();
+  at::Tensor recv = at::empty(send.sizes().slice(1), send.options());
+  Status s = timed(ctx, static_cast<double>(send.nbytes()), [&] {
+    return ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
+  });
+  if (!s) return s.error();
+  return recv;
+}
+
+Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
+                                const StepContext& ctx) {
+  at::Tensor send = blocks_along(x, to_dim, ctx.group);
+  Expected<DType> dt = wire_dtype(send);
+  if (!dt) return dt.error();
+  at::Tensor recv = at::empty_like(send);
+  Status s = timed(ctx, static_cast<double>(send.nbytes()), [&] {
+    return ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
+  });
+  if (!s) return s.error();
+  return at::cat(recv.unbind(0), from_dim);
+}
+
+// No communication: from what the collective left (`have`) to the step's target.
+Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement want,
+                                  const StepContext& ctx) {
+  if (have == want || (have.is_partial() && want.is_partial())) return x;
+  if (have.is_replicate() && want.is_shard()) {
+    return x.chunk(ctx.group, want.dim())[static_cast<size_t>(ctx.me)].contiguous();
+  }
+  if (have.is_replicate() && want.is_partial()) {
+    return ctx.me == 0 ? x : at::zeros_like(x);
+  }
+  return make_error("no local change from {} to {} on mesh dim {}", to_string(have),
+                    to_string(want), ctx.step.mesh_dim);
+}
+
+Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
+  const RedistStep& step = ctx.step;
+  Expected<at::Tensor> y = x;
+  Placement have = step.from;
+  switch (step.collective) {
+    case Collective::kAllGather:
+      if (!step.from.is_shard()) break;
+      y = all_gather(x, step.from.dim(), ctx);
+      have = Placement::replicate();
+      break;
+    case Collective::kAllReduce:
+      if (!step.from.is_partial()) break;
+      y = all_reduce(x, ctx);
+      have = Placement::replicate();
+      break;
+    case Collective::kReduceScatter:
+      if (!step.from.is_partial() || !step.to.is_shard()) break;
+      y = reduce_scatter(x, step.to.dim(), ctx);
+      have = step.to;
+      break;
+    case Collective::kAllToAll:
+      if (!step.from.is_shard() || !step.to.is_shard()) break;
+      y = all_to_all(x, step.from.dim(), step.to.dim(), ctx);
+      have = step.to;
+      break;
+    case Collective::kLocalSlice:
+      break;
+  }
+  if (!y) return y.error();
+  return local_change(*y, have, step.to, ctx);
+}
+
+}  // namespace
+
+Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const RedistPlan& plan,
+                                            const SpmdMesh& mesh, Tracer* tracer,
+                                            const std::string& tensor) {
+  const bool complex = local.is_complex();
+  at::Tensor x = complex ? at::view_as_real(local.contiguous()) : local;
+  for (const RedistStep& step : plan.steps) {
+    StepContext ctx{mesh.dim(step.mesh_dim), mesh.mesh().size(step.mesh_dim),
+                    mesh.coordinate(step.mesh_dim), tracer, step, tensor};
+    Expected<at::Tensor> y = run_step(x, ctx);
+    if (!y) {
+      return make_error("redistributing {} ({}): {}", tensor, to_string(step, mesh.mesh()),
+                        y.error().message);
+    }
+    x = std::move(*y);
+  }
+  x = x.contiguous();
+  return complex ? at::view_as_complex(x) : x;
+}
+
+Expected<at::Tensor> gather_full(const at::Tensor& local, const TensorMeta& meta,
+                                 const Sharding& sharding, const SpmdMesh& mesh) {
+  Sharding full = Sharding::replicated(sharding.ndim);
+  if (sharding == full) return local;
+  RedistPlan plan = plan_redistribution(meta, sharding, full, mesh.mesh());
+  return execute_redistribution(local, plan, mesh, nullptr, "gather");
+}
+
+}  // namespace autopar

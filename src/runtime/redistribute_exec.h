@@ -1,0 +1,32 @@
+// Redistribution on the ranks: runs a RedistPlan (sharding/redistribute.h) on
+// this rank's local shard, step by step, each collective on its mesh dim's
+// communicator, giving the local shard of the tensor in the target sharding.
+//
+// Every rank of the job must run the same plans in the same order (SPMD).
+// Complex tensors cross the wire as their real view (at::view_as_real), as the
+// plan's steps record. R -> P keeps the value on coordinate 0 of the mesh dim
+// and zeros elsewhere, so the partial terms sum exactly to the tensor.
+#pragma once
+
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "ir/expected.h"
+#include "runtime/spmd_mesh.h"
+#include "runtime/trace.h"
+#include "sharding/redistribute.h"
+
+namespace autopar {
+
+// `tracer` (optional) tallies and traces each collective under `tensor`'s name.
+Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const RedistPlan& plan,
+                                            const SpmdMesh& mesh, Tracer* tracer = nullptr,
+                                            const std::string& tensor = "");
+
+// The full tensor on every rank: redistributes to all-Replicate (used to
+// compare results with the single-process reference; not part of a plan).
+Expected<at::Tensor> gather_full(const at::Tensor& local, const TensorMeta& meta,
+                                 const Sharding& sharding, const SpmdMesh& mesh);
+
+}  // namespace autopar

@@ -1,0 +1,159 @@
+#include "runtime/spmd_executor.h"
+
+#include <csignal>
+#include <limits>
+
+#include <ATen/ATen.h>
+
+#include "runtime/kernels.h"
+#include "runtime/redistribute_exec.h"
+
+namespace autopar {
+namespace {
+
+constexpr NodeId kKeptAllStep = std::numeric_limits<NodeId>::max();
+
+double bytes_of(const std::vector<at::Tensor>& ts) {
+  double b = 0;
+  for (const at::Tensor& t : ts) b += t.defined() ? static_cast<double>(t.nbytes()) : 0;
+  return b;
+}
+
+}  // namespace
+
+Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& sharding,
+                                 const SpmdMesh& mesh) {
+  Expected<at::Tensor> shard = local_shard(full, sharding, mesh.mesh(), mesh.coordinate());
+  if (!shard) return shard.error();
+  return shard->contiguous().clone();  // own storage: the optimizer updates it in place
+}
+
+SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
+                           Tracer& tracer)
+    : graph_(graph), plan_(plan), mesh_(mesh), tracer_(tracer) {
+  for (const PlannedRedistribution& r : plan.redistributions) redist_[{r.consumer, r.input}] = &r;
+  last_use_.assign(static_cast<size_t>(graph.size()), -1);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    for (NodeId u : graph.node(v).inputs) last_use_[static_cast<size_t>(u)] = v;
+  }
+  for (const GraphOutput& g : graph.outputs()) last_use_[static_cast<size_t>(g.node)] = kKeptAllStep;
+  values_.resize(static_cast<size_t>(graph.size()));
+}
+
+const Sharding& SpmdExecutor::output_sharding(NodeId v, int o) const {
+  return plan_.strategies.nodes[static_cast<size_t>(v)].output(plan_.choice[static_cast<size_t>(v)], o);
+}
+
+Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
+  for (NodeId v = 0; v < graph_.size(); ++v) {
+    if (!graph_.node(v).is_placeholder()) continue;
+    Expected<at::Tensor> shard =
+        local_slice(full_placeholders[static_cast<size_t>(v)], output_sharding(v), mesh_);
+    if (!shard) return make_error("placeholder {}: {}", graph_.node(v).name, shard.error().message);
+    values_[static_cast<size_t>(v)] = {std::move(*shard)};
+    tracer_.hold(bytes_of(values_[static_cast<size_t>(v)]));
+  }
+  params_.clear();
+  for (const GraphOutput& g : graph_.outputs()) {
+    if (g.kind == OutputKind::kGradient) params_.push_back(values_[static_cast<size_t>(g.param)][0]);
+  }
+  return ok_status();
+}
+
+Expected<at::Tensor> SpmdExecutor::input_value(NodeId v, int i) {
+  NodeId u = graph_.node(v).inputs[static_cast<size_t>(i)];
+  int o = producer_output_index(graph_, v, i);
+  const at::Tensor& t = values_[static_cast<size_t>(u)][static_cast<size_t>(o)];
+  auto it = redist_.find({v, i});
+  if (it == redist_.end()) return t;
+  return execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(u).name);
+}
+
+Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
+  const Node& node = graph_.node(v);
+  const int rank = mesh_.world().rank();
+  if (rank == faults.rank && node.name == faults.kill_at_node) std::raise(SIGKILL);
+  if (rank == faults.rank && node.name == faults.fail_at_node) {
+    return make_error("injected failure (--fail-at-node)");
+  }
+  const NodeStrategies& ns = plan_.strategies.nodes[static_cast<size_t>(v)];
+  StrategyIdx s = plan_.choice[static_cast<size_t>(v)];
+  std::vector<at::Tensor> inputs;
+  KernelContext context;
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    Expected<at::Tensor> t = input_value(v, i);
+    if (!t) return t.error();
+    inputs.push_back(std::move(*t));
+    const TensorMeta& full = input_meta(graph_, v, i);
+    context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
+    context.input_full_shapes.push_back(full.shape);
+  }
+  double transient = bytes_of(inputs);
+  tracer_.hold(transient);  // upper bound: redistributed copies and aliases alike
+  std::vector<at::Tensor> outputs;
+  double start = tracer_.now_us();
+  if (node.op == OpId::kGetItem) {
+    outputs = {inputs[0]};
+  } else {
+    std::vector<TensorMeta> local;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const Sharding& sh = ns.output(s, static_cast<int>(o));
+      local.push_back({local_shape(node.outputs[o].shape, sh, mesh_.mesh()), node.outputs[o].dtype});
+      context.output_offsets.push_back(
+          shard_offsets(node.outputs[o].shape, sh, mesh_.mesh(), mesh_.coordinate()));
+    }
+    Expected<std::vector<at::Tensor>> out = run_kernel(node, inputs, local, context);
+    if (!out) return out.error();
+    outputs = std::move(*out);
+  }
+  tracer_.compute(node.name, op_name(node.op), start, tracer_.now_us());
+  tracer_.release(transient);
+  tracer_.hold(bytes_of(outputs));
+  values_[static_cast<size_t>(v)] = std::move(outputs);
+  for (NodeId u : node.inputs) {
+    if (last_use_[static_cast<size_t>(u)] == v && !graph_.node(u).is_placeholder()) release(u);
+  }
+  return ok_status();
+}
+
+void SpmdExecutor::release(NodeId v) {
+  tracer_.release(bytes_of(values_[static_cast<size_t>(v)]));
+  values_[static_cast<size_t>(v)].clear();
+}
+
+Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
+  for (NodeId v = 0; v < graph_.size(); ++v) {
+    if (graph_.node(v).is_placeholder()) continue;
+    if (Status s = run_node(v, faults); !s) {
+      return make_error("node {} ({}): {}", graph_.node(v).name, op_name(graph_.node(v).op),
+                        s.error().message);
+    }
+  }
+  return finish();
+}
+
+Expected<SpmdStepResult> SpmdExecutor::finish() {
+  SpmdStepResult result;
+  for (const GraphOutput& g : graph_.outputs()) {
+    const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
+    if (g.kind == OutputKind::kLoss) {
+      result.loss = t;
+      continue;
+    }
+    auto it = redist_.find({g.param, -1});
+    Expected<at::Tensor> grad =
+        it == redist_.end()
+            ? Expected<at::Tensor>(t)
+            : execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(g.node).name);
+    if (!grad) return grad.error();
+    result.grads.push_back(std::move(*grad));
+  }
+  for (const GraphOutput& g : graph_.outputs()) {
+    if (!values_[static_cast<size_t>(g.node)].empty() && !graph_.node(g.node).is_placeholder()) {
+      release(g.node);
+    }
+  }
+  return result;
+}
+
+}  // namespace autopar

@@ -1,0 +1,78 @@
+// SPMD executor: one rank's part of a training step under a plan.
+//
+// Each rank holds the local shards of the placeholders (parameters, inputs,
+// tangents) in their planned shardings, walks the joint graph in order and,
+// per node, brings every input into the sharding the node's strategy requires
+// (the plan's redistribution steps, on the mesh dims' communicators), then
+// runs the node's kernel on local shards with the local output shapes.
+// Tensors are freed after their last use. After the walk each gradient is
+// redistributed into its parameter's sharding (the plan's gradient pairing),
+// ready for the optimizer. Every rank must call the same methods in the same
+// order: collectives are matched across ranks by order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+#include "planner/auto_plan.h"
+#include "runtime/spmd_mesh.h"
+#include "runtime/trace.h"
+
+namespace autopar {
+
+// Hidden fault injection for tests: fail (return an error) or SIGKILL this
+// process at the named node when running as `rank`.
+struct FaultInjection {
+  std::string fail_at_node;
+  std::string kill_at_node;
+  int rank = 0;
+};
+
+struct SpmdStepResult {
+  at::Tensor loss;                  // local shard of the loss, in its planned sharding
+  std::vector<at::Tensor> grads;    // per graph gradient output, in its param's sharding
+};
+
+// This rank's shard of a full tensor (Partial: the value on coordinate 0 of
+// each partial mesh dim, zeros elsewhere).
+Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& sharding,
+                                 const SpmdMesh& mesh);
+
+class SpmdExecutor {
+ public:
+  SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh& mesh, Tracer& tracer);
+
+  // Slices every placeholder's full value (indexed by NodeId; placeholders
+  // only) into this rank's shard.
+  Status load(const std::vector<at::Tensor>& full_placeholders);
+
+  Expected<SpmdStepResult> step(const FaultInjection& faults = {});
+
+  // Local shards of the params with a gradient, in graph output order; the
+  // optimizer updates them in place.
+  std::vector<at::Tensor>& params() { return params_; }
+  const Sharding& output_sharding(NodeId v, int o = 0) const;
+
+ private:
+  Expected<at::Tensor> input_value(NodeId v, int i);
+  Status run_node(NodeId v, const FaultInjection& faults);
+  void release(NodeId v);
+  Expected<SpmdStepResult> finish();
+
+  const Graph& graph_;
+  const Plan& plan_;
+  const SpmdMesh& mesh_;
+  Tracer& tracer_;
+  std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*> redist_;
+  std::vector<NodeId> last_use_;            // per node: last consumer position
+  std::vector<std::vector<at::Tensor>> values_;
+  std::vector<at::Tensor> params_;          // aliases values_ of gradient params
+};
+
+}  // namespace autopar

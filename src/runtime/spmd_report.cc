@@ -1,0 +1,117 @@
+#include "runtime/spmd_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace autopar {
+namespace {
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// Per (collective, mesh dim): calls and B bytes per step, plan vs measured.
+struct CommRow {
+  double plan_count = 0, plan_bytes = 0, plan_time = 0;
+  double count = 0, bytes = 0, time = 0;
+};
+
+std::map<std::pair<Collective, MeshDim>, CommRow> comm_rows(const Plan& plan, const Tracer& tracer,
+                                                            int64_t steps) {
+  std::map<std::pair<Collective, MeshDim>, CommRow> rows;
+  for (const CommVolume& v : plan.summary.comm) {
+    if (v.collective == Collective::kLocalSlice) continue;  // no communication to measure
+    CommRow& r = rows[{v.collective, v.mesh_dim}];
+    r.plan_count = v.count;
+    r.plan_bytes = v.buffer_bytes;
+    r.plan_time = v.time_s;
+  }
+  for (const auto& [key, t] : tracer.tallies()) {
+    CommRow& r = rows[key];
+    r.count = static_cast<double>(t.count) / static_cast<double>(steps);
+    r.bytes = t.bytes / static_cast<double>(steps);
+    r.time = t.time_s / static_cast<double>(steps);
+  }
+  return rows;
+}
+
+// Rank 0 receives every rank's events (lengths first, then padded text).
+Expected<std::vector<std::string>> gather_events(const Tracer& tracer, const SpmdMesh& mesh) {
+  const Communicator& world = mesh.world();
+  std::string mine = tracer.events_json(world.rank());
+  int64_t length = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> lengths(static_cast<size_t>(world.size()));
+  if (Status s = world.all_gather(&length, lengths.data(), 1, DType::i64); !s) return s.error();
+  int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  int64_t words = (longest + 3) / 4;  // sent as i32 words
+  std::vector<int32_t> send(static_cast<size_t>(words), 0), recv(send.size() * lengths.size());
+  std::memcpy(send.data(), mine.data(), mine.size());
+  if (Status s = world.all_gather(send.data(), recv.data(), words, DType::i32); !s) return s.error();
+  std::vector<std::string> out;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    const char* base = reinterpret_cast<const char*>(recv.data() + r * static_cast<size_t>(words));
+    out.emplace_back(base, static_cast<size_t>(lengths[r]));
+  }
+  return out;
+}
+
+void print_comm(const std::map<std::pair<Collective, MeshDim>, CommRow>& rows) {
+  fmt::print("comm per step (per rank, B as in the cost model): measured | plan\n");
+  for (const auto& [key, r] : rows) {
+    fmt::print("  {:<15} d{}: {:g} calls {:.0f} B {:.3f} ms | {:g} calls {:.0f} B {:.3f} ms\n",
+               collective_name(key.first), key.second, r.count, r.bytes, r.time * 1e3,
+               r.plan_count, r.plan_bytes, r.plan_time * 1e3);
+  }
+}
+
+}  // namespace
+
+Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
+                     const Tracer& tracer, const SpmdRunOptions& options, SpmdRunResult& result) {
+  (void)graph;
+  const Communicator& world = mesh.world();
+  std::vector<double> steps;
+  for (double t : tracer.step_times_s()) {
+    Expected<double> slowest = world.max_over_ranks(t);
+    if (!slowest) return slowest.error();
+    steps.push_back(*slowest);
+  }
+  Expected<double> peak = world.max_over_ranks(tracer.peak_bytes());
+  if (!peak) return peak.error();
+  auto rows = comm_rows(plan, tracer, std::max<int64_t>(options.steps, 1));
+  result.comm_matches_plan = std::all_of(rows.begin(), rows.end(), [](const auto& kv) {
+    return kv.second.count == kv.second.plan_count && kv.second.bytes == kv.second.plan_bytes;
+  });
+  std::vector<std::string> events;
+  if (!options.trace_path.empty()) {
+    Expected<std::vector<std::string>> all = gather_events(tracer, mesh);
+    if (!all) return all.error();
+    events = std::move(*all);
+  }
+  if (world.rank() != 0) return ok_status();
+  // The first step warms caches and allocators; later steps are the steady state.
+  std::vector<double> steady(steps.size() > 1 ? steps.begin() + 1 : steps.begin(), steps.end());
+  std::sort(steady.begin(), steady.end());
+  double median = steady.empty() ? 0 : steady[steady.size() / 2];
+  fmt::print("measured step time {:.3f} ms (median over {} step(s), slowest rank), plan predicts "
+             "{:.3f} ms (compute {:.3f} + comm {:.3f}, {} profile)\n",
+             median * 1e3, steady.size(), plan.summary.step_time_s * 1e3,
+             plan.summary.compute_s * 1e3, plan.summary.comm_s * 1e3, plan.hardware);
+  fmt::print("peak memory per rank {:.3f} MiB (held tensors, largest rank), plan predicts {:.3f} MiB\n",
+             mib(*peak), mib(plan.summary.memory.peak));
+  print_comm(rows);
+  fmt::print("comm bytes: {}\n", result.comm_matches_plan ? "measured == plan" : "MISMATCH with the plan");
+  if (!options.trace_path.empty()) {
+    std::FILE* f = std::fopen(options.trace_path.c_str(), "w");
+    if (!f) return make_error("cannot write the trace to {}", options.trace_path);
+    std::string text = chrome_trace(events);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    fmt::print("trace: {}\n", options.trace_path);
+  }
+  return ok_status();
+}
+
+}  // namespace autopar

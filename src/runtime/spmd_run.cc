@@ -1,0 +1,194 @@
+#include "runtime/spmd_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "runtime/init.h"
+#include "runtime/local_executor.h"
+#include "runtime/redistribute_exec.h"
+#include "runtime/spmd_report.h"
+
+namespace autopar {
+namespace {
+
+// The unsplit model on rank 0: full parameters and its own optimizer.
+struct Reference {
+  std::vector<at::Tensor> placeholders;  // by NodeId
+  std::vector<at::Tensor> params;        // aliases, in graph gradient order
+  OptimizerState optimizer;
+};
+
+struct Comparison {
+  double max_error = 0;
+  bool ok = true;
+  double loss = 0;
+  double ref_loss = 0;
+  std::string worst;  // what had the largest error
+};
+
+void compare(const at::Tensor& got, const at::Tensor& want, const std::string& what,
+             const CheckTolerance& tol, Comparison& c) {
+  at::Tensor a = got.to(at::kDouble);
+  at::Tensor b = want.to(at::kDouble);
+  if (a.sizes() != b.sizes()) {
+    c.ok = false;
+    c.worst = fmt::format("{}: shape mismatch", what);
+    return;
+  }
+  double err = (a - b).abs().max().item<double>();
+  bool ok = ((a - b).abs() <= tol.atol + tol.rtol * b.abs()).all().item<bool>();
+  if (err > c.max_error) {
+    c.max_error = err;
+    c.worst = what;
+  }
+  if (!ok) {
+    c.ok = false;
+    c.worst = what;
+  }
+}
+
+std::vector<const GraphOutput*> gradient_outputs(const Graph& graph) {
+  std::vector<const GraphOutput*> out;
+  for (const GraphOutput& g : graph.outputs()) {
+    if (g.kind == OutputKind::kGradient) out.push_back(&g);
+  }
+  return out;
+}
+
+// Full loss and gradients on every rank (not counted as plan communication).
+Expected<std::vector<at::Tensor>> gather_grads(const Graph& graph, const SpmdExecutor& exec,
+                                               const SpmdStepResult& step, const SpmdMesh& mesh) {
+  std::vector<at::Tensor> full;
+  std::vector<const GraphOutput*> grads = gradient_outputs(graph);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Node& param = graph.node(grads[i]->param);
+    Expected<at::Tensor> g =
+        gather_full(step.grads[i], param.meta(), exec.output_sharding(grads[i]->param), mesh);
+    if (!g) return g.error();
+    full.push_back(std::move(*g));
+  }
+  return full;
+}
+
+NodeId loss_node(const Graph& graph) {
+  for (const GraphOutput& g : graph.outputs()) {
+    if (g.kind == OutputKind::kLoss) return g.node;
+  }
+  return kNoNode;
+}
+
+// Rank 0: one reference step, compared with the SPMD results, then the update.
+Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double loss,
+                                    const std::vector<at::Tensor>& grads,
+                                    const CheckTolerance& tol) {
+  NodeValues values(static_cast<size_t>(graph.size()));
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (graph.node(v).is_placeholder()) values[static_cast<size_t>(v)] = {ref.placeholders[static_cast<size_t>(v)]};
+  }
+  Expected<ExecuteStats> run = execute_nodes(graph, values);
+  if (!run) return make_error("reference (single process): {}", run.error().message);
+  Comparison c;
+  c.loss = loss;
+  const at::Tensor& ref_loss = values[static_cast<size_t>(loss_node(graph))][0];
+  c.ref_loss = ref_loss.item<double>();
+  compare(at::scalar_tensor(loss, at::kDouble), ref_loss, "loss", tol, c);
+  std::vector<at::Tensor> ref_grads;
+  std::vector<const GraphOutput*> outs = gradient_outputs(graph);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    ref_grads.push_back(values[static_cast<size_t>(outs[i]->node)][0]);
+    compare(grads[i], ref_grads.back(),
+            fmt::format("gradient of {}", graph.node(outs[i]->param).name), tol, c);
+  }
+  ref.optimizer.step(ref.params, ref_grads);
+  return c;
+}
+
+
+// One step's check (every rank gathers; rank 0 compares). Returns the verdict
+// broadcast from rank 0.
+Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const SpmdStepResult& step,
+                          double loss, const SpmdMesh& mesh, std::optional<Reference>& ref,
+                          const CheckTolerance& tol, Comparison& total) {
+  Expected<std::vector<at::Tensor>> grads = gather_grads(graph, exec, step, mesh);
+  if (!grads) return grads.error();
+  int32_t ok = 1;
+  if (ref) {
+    Expected<Comparison> c = reference_step(graph, *ref, loss, *grads, tol);
+    if (!c) return c.error();
+    if (c->max_error >= total.max_error || !c->ok) {
+      total.max_error = std::max(total.max_error, c->max_error);
+      total.worst = c->worst;
+    }
+    total.loss = c->loss;
+    total.ref_loss = c->ref_loss;
+    if (!c->ok && total.ok) {
+      total.ok = false;
+      total.worst = c->worst;
+    }
+    ok = c->ok ? 1 : 0;
+  }
+  if (Status s = mesh.world().broadcast(&ok, 1, DType::i32, 0); !s) return s.error();
+  return ok == 1;
+}
+
+void print_check_line(const Comparison& c, const CheckTolerance& tol) {
+  fmt::print("check: max abs error {:.3g} (loss {:.6f} vs {:.6f}), tolerance rel {:g} abs {:g}: {}\n",
+             c.max_error, c.loss, c.ref_loss, tol.rtol, tol.atol,
+             c.ok ? "OK" : fmt::format("MISMATCH in {}", c.worst));
+}
+
+}  // namespace
+
+Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
+                                          const SpmdMesh& mesh, const SpmdRunOptions& options) {
+  const bool root = mesh.world().rank() == 0;
+  const NodeId loss_id = loss_node(graph);
+  if (loss_id == kNoNode) return make_error("the graph has no loss output");
+  Expected<std::vector<at::Tensor>> full = init_placeholders(graph, InitOptions{.seed = options.seed});
+  if (!full) return full.error();
+  Tracer tracer;
+  SpmdExecutor exec(graph, plan, mesh, tracer);
+  if (Status s = exec.load(*full); !s) return s.error();
+  OptimizerState optimizer(options.optimizer);
+  std::optional<Reference> ref;
+  if (options.check && root) {
+    ref.emplace(Reference{*full, {}, OptimizerState(options.optimizer)});
+    for (const GraphOutput* g : gradient_outputs(graph)) {
+      ref->params.push_back(ref->placeholders[static_cast<size_t>(g->param)]);
+    }
+  }
+  full->clear();
+  SpmdRunResult result;
+  Comparison total;
+  for (int64_t k = 1; k <= options.steps; ++k) {
+    double start = tracer.now_us();
+    Expected<SpmdStepResult> step = exec.step(options.faults);
+    if (!step) return step.error();
+    optimizer.step(exec.params(), step->grads);
+    tracer.step(k, start, tracer.now_us());
+    if (k == 1) tracer.hold(optimizer.state_bytes());
+    tracer.set_counting(false);
+    Expected<at::Tensor> loss =
+        gather_full(step->loss, graph.node(loss_id).meta(), exec.output_sharding(loss_id), mesh);
+    if (!loss) return loss.error();
+    double loss_value = loss->item<double>();
+    if (root) fmt::print("step {} loss {:.6f}\n", k, loss_value);
+    std::fflush(stdout);
+    if (options.check) {
+      Expected<bool> ok = check_step(graph, exec, *step, loss_value, mesh, ref, options.tolerance, total);
+      if (!ok) return ok.error();
+      result.check_ok = result.check_ok && *ok;
+    }
+    tracer.set_counting(true);
+  }
+  result.max_error = total.max_error;
+  if (options.check && root) print_check_line(total, options.tolerance);
+  if (Status s = finish_report(graph, plan, mesh, tracer, options, result); !s) return s.error();
+  return result;
+}
+
+}  // namespace autopar

@@ -1,0 +1,100 @@
+// The plan reader gives back the planner's choice from its JSON, and refuses
+// plans that do not fit the launch or the graph, saying why.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/registry.h"
+#include "planner/baselines.h"
+#include "planner/plan_output.h"
+#include "runtime/plan_reader.h"
+
+namespace autopar {
+namespace {
+
+struct Fixture {
+  Graph graph;
+  HardwareProfile hw;
+  DeviceMesh mesh;
+  Plan plan;
+  std::string json;
+};
+
+Fixture planned_mlp(const std::string& baseline) {
+  Fixture f;
+  ModelOptions m;
+  m.name = "mlp";
+  f.graph = *build_model(m);
+  f.hw = *load_hardware("cpu");
+  PlanOptions o;
+  o.mesh_shape = {2, 2};
+  o.hardware = f.hw;
+  if (!baseline.empty()) o.pins = *baseline_pins(baseline, f.graph, *make_mesh({2, 2}, f.hw));
+  f.mesh = *make_mesh({2, 2}, f.hw);
+  f.plan = *make_plan(f.graph, o);
+  f.json = plan_to_json(f.graph, f.plan, /*timings=*/false);
+  return f;
+}
+
+std::string edited(const std::string& json, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(json);
+  edit(j);
+  return j.dump();
+}
+
+TEST(SpmdPlanReader, ReadsBackThePlannersChoiceForEveryNode) {
+  for (const std::string& baseline : {std::string(""), std::string("fsdp"), std::string("tp")}) {
+    Fixture f = planned_mlp(baseline);
+    Expected<Plan> read = read_plan(f.json, f.graph, f.mesh, f.hw, /*ranks=*/4);
+    ASSERT_TRUE(read) << read.error().message;
+    for (NodeId v = 0; v < f.graph.size(); ++v) {
+      const NodeStrategies& ns = f.plan.strategies.nodes[static_cast<size_t>(v)];
+      // Same placements (a multi-output node is matched on output 0 and inputs).
+      EXPECT_EQ(strategy_string(ns, f.plan.choice[static_cast<size_t>(v)]),
+                strategy_string(ns, read->choice[static_cast<size_t>(v)]))
+          << baseline << " " << f.graph.node(v).name;
+    }
+    EXPECT_EQ(read->redistributions.size(), f.plan.redistributions.size());
+  }
+}
+
+TEST(SpmdPlanReader, RefusesAMeshOfOtherSizeThanTheJob) {
+  Fixture f = planned_mlp("");
+  Expected<Plan> read = read_plan(f.json, f.graph, f.mesh, f.hw, /*ranks=*/2);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("4 devices but the job has 2 ranks"), std::string::npos)
+      << read.error().message;
+}
+
+TEST(SpmdPlanReader, RefusesANodeTheGraphDoesNotHave) {
+  Fixture f = planned_mlp("");
+  std::string json = edited(f.json, [](nlohmann::json& j) { j["nodes"][1]["name"] = "ghost"; });
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("node ghost which the graph does not have"), std::string::npos)
+      << read.error().message;
+}
+
+TEST(SpmdPlanReader, RefusesAGraphWhoseShapesChangedSincePlanning) {
+  Fixture f = planned_mlp("");
+  std::string name = f.graph.node(0).name;
+  std::string json = edited(f.json, [](nlohmann::json& j) { j["nodes"][0]["shape"][0] = 12345; });
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("node " + name), std::string::npos) << read.error().message;
+  EXPECT_NE(read.error().message.find("changed since planning"), std::string::npos);
+}
+
+TEST(SpmdPlanReader, RefusesPlacementsNoStrategyHas) {
+  Fixture f = planned_mlp("");
+  std::string json = edited(f.json, [](nlohmann::json& j) {
+    j["nodes"][0]["placement"] = nlohmann::json::array({"S(7)", "S(7)"});
+  });
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("no strategy has the plan's placements"), std::string::npos)
+      << read.error().message;
+}
+
+}  // namespace
+}  // namespace autopar

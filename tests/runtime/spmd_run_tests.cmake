@@ -1,0 +1,52 @@
+# `autopar run` jobs under mpirun (spmd_run_test.sh): every plan is checked
+# against the unsplit model, and the measured bytes against the plan's.
+# Tiny models (mlp; a one-layer llama3-debugmodel with batch 2, seq 16) keep
+# the set within minutes on 2 cores; a small memory budget makes the solver
+# shard the mlp rather than replicate it.
+set(MLP --model mlp --steps 2 --check --time-limit 10)
+set(LLAMA --model llama3-debugmodel --layers 1 --batch 2 --seq 16 --steps 2 --check
+    --time-limit 10)
+
+# Solved plans and every baseline the mesh allows.
+spmd_run(mlp_2_solved ok 2 check 120 ${MLP} --mesh 2 --memory-gb 0.0006)
+spmd_run(mlp_2_ddp ok 2 check 120 ${MLP} --mesh 2 --baseline ddp)
+spmd_run(mlp_2_fsdp ok 2 check 120 ${MLP} --mesh 2 --baseline fsdp --optimizer sgd)
+spmd_run(mlp_2_tp ok 2 check 120 ${MLP} --mesh 2 --baseline tp)
+spmd_run(mlp_4_solved ok 4 check 120 ${MLP} --mesh 4 --memory-gb 0.0004)
+spmd_run(mlp_4_tp_sp ok 4 check 120 ${MLP} --mesh 4 --baseline tp-sp)
+spmd_run(mlp_2x2_solved ok 4 check 120 ${MLP} --mesh 2x2 --memory-gb 0.0004)
+spmd_run(mlp_2x2_fsdp_tp ok 4 check 120 ${MLP} --mesh 2x2 --baseline fsdp-tp)
+spmd_run(mlp_2x4_solved ok 8 check 180 ${MLP} --mesh 2x4 --memory-gb 0.0003)
+spmd_run(mlp_2x4_tp ok 8 check 180 ${MLP} --mesh 2x4 --baseline tp)
+spmd_run(llama_2_solved ok 2 check 180 ${LLAMA} --mesh 2)
+spmd_run(llama_4_fsdp ok 4 check 180 ${LLAMA} --mesh 4 --baseline fsdp)
+spmd_run(llama_2x2_solved ok 4 check 180 ${LLAMA} --mesh 2x2)
+spmd_run(llama_2x2_ddp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline ddp)
+spmd_run(llama_2x2_fsdp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline fsdp)
+spmd_run(llama_2x2_tp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline tp)
+spmd_run(llama_2x2_tp_sp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline tp-sp)
+spmd_run(llama_2x2_fsdp_tp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline fsdp-tp)
+spmd_run(llama_2x4_fsdp_tp ok 8 check 240 ${LLAMA} --mesh 2x4 --baseline fsdp-tp)
+
+# Faults: a rank that fails ends the job naming the rank and the op; a rank
+# that dies (SIGKILL) makes mpirun end the job.
+spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(relu\\): injected failure"
+         60 --model mlp --mesh 2x2 --baseline ddp --fail-at-node relu_1 --fail-rank 2)
+spmd_run(fault_rank_killed killed 4 "." 60 --model mlp --mesh 2x2 --baseline ddp
+         --kill-at-node relu_1 --fail-rank 3)
+
+# Refusals, on every rank, before any compute.
+spmd_run(refuse_mesh_size refuse 2 "mesh 2x2 has 4 devices but the job has 2 ranks" 60
+         --model mlp --mesh 2x2)
+add_test(NAME spmd_plan_file_setup
+  COMMAND $<TARGET_FILE:autopar> plan --model mlp --mesh 2x2 --hardware cpu --baseline fsdp
+          --format json --out ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json)
+set_tests_properties(spmd_plan_file_setup PROPERTIES FIXTURES_SETUP spmd_plan_file TIMEOUT 60)
+spmd_run(plan_file_runs ok 4 check 120 --model mlp --plan
+         ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json --steps 2 --check)
+spmd_run(refuse_plan_ranks refuse 2 "the plan's mesh 2x2 has 4 devices but the job has 2 ranks" 60
+         --model mlp --plan ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json)
+spmd_run(refuse_changed_graph refuse 4 "changed since planning" 60
+         --model mlp --batch 64 --plan ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json)
+set_tests_properties(spmd_run_plan_file_runs spmd_run_refuse_plan_ranks spmd_run_refuse_changed_graph
+  PROPERTIES FIXTURES_REQUIRED spmd_plan_file)

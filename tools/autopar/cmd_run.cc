@@ -1,0 +1,146 @@
+// `autopar run`: execute a sharding plan on this MPI job's ranks with libtorch
+// CPU kernels, for N training steps, optionally checking every step against
+// the unsplit model. Launch under mpirun, one rank per mesh device:
+//   mpirun -np 4 autopar run --model llama3-debugmodel --mesh 2x2 --check
+// With neither --plan nor --baseline every rank plans (deterministically, so
+// all ranks agree). Refusals (a plan that does not fit the launch or graph)
+// happen on every rank before any compute; a failure during the run ends the
+// whole job through MPI_Abort, naming the rank and the op.
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_output.h"
+#include "commands.h"
+#include "graph_options.h"
+#include "plan_options.h"
+#include "runtime/plan_reader.h"
+#include "runtime/spmd_run.h"
+
+namespace autopar {
+namespace {
+
+struct RunCommandOptions {
+  GraphOptions graph;
+  PlanCliOptions plan;
+  std::string plan_file;
+  int64_t steps = 1;
+  double lr = 1e-3;
+  uint64_t seed = 0;
+  bool check = false;
+  std::string trace;
+  FaultInjection faults;
+};
+
+Expected<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read the plan file {}", path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// A plan file brings its own mesh; --mesh, if given, must agree.
+Expected<Plan> plan_from_file(const RunCommandOptions& o, const Graph& graph, int ranks) {
+  Expected<std::string> text = read_text(o.plan_file);
+  if (!text) return text.error();
+  Expected<PlanFile> header = read_plan_header(*text);
+  if (!header) return make_error("{}: {}", o.plan_file, header.error().message);
+  if (!header->graph.empty() && header->graph != graph.name) {
+    return make_error("{}: planned for graph {} but this run builds {}", o.plan_file,
+                      header->graph, graph.name);
+  }
+  PlanCliOptions cli = o.plan;
+  cli.mesh = fmt::format("{}", fmt::join(header->mesh_shape, "x"));
+  Expected<PlanOptions> options = to_plan_options(cli, graph);
+  if (!options) return options.error();
+  Expected<DeviceMesh> mesh = make_mesh(options->mesh_shape, options->hardware, options->mesh_options);
+  if (!mesh) return mesh.error();
+  Expected<Plan> plan = read_plan(*text, graph, *mesh, options->hardware, ranks);
+  if (!plan) return make_error("{}: {}", o.plan_file, plan.error().message);
+  return plan;
+}
+
+Expected<Plan> make_run_plan(RunCommandOptions& o, const Graph& graph, int ranks) {
+  if (!o.plan_file.empty()) return plan_from_file(o, graph, ranks);
+  if (o.plan.mesh.empty()) o.plan.mesh = fmt::format("{}", ranks);
+  Expected<PlanOptions> options = to_plan_options(o.plan, graph);
+  if (!options) return options.error();
+  Expected<Plan> plan = make_plan(graph, *options);
+  if (!plan) return plan.error();
+  if (plan->choice.empty()) return make_error("no plan fits the memory budget");
+  if (plan->mesh.num_devices() != ranks) {
+    return make_error("mesh {} has {} devices but the job has {} ranks (mpirun -np {})",
+                      mesh_shape_string(plan->mesh), plan->mesh.num_devices(), ranks,
+                      plan->mesh.num_devices());
+  }
+  return plan;
+}
+
+int run_run(RunCommandOptions& o) {
+  Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
+  if (!session) return report_error(session.error().message);
+  Communicator world = Communicator::world();
+  const int rank = world.rank();
+  auto refuse = [&](const std::string& why) {
+    return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+  };
+  if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
+  if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
+  Expected<Graph> graph = load_graph(o.graph);
+  if (!graph) return refuse(graph.error().message);
+  Expected<Plan> plan = make_run_plan(o, *graph, world.size());
+  if (!plan) return refuse(plan.error().message);
+  Expected<SpmdMesh> mesh = SpmdMesh::create(plan->mesh, world);
+  if (!mesh) return refuse(mesh.error().message);
+  std::optional<Optimizer> kind = parse_optimizer(o.plan.optimizer);
+  if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", o.plan.optimizer));
+  if (rank == 0) {
+    fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}\n",
+               graph->name, mesh_shape_string(plan->mesh), world.size(), plan->label, o.steps,
+               optimizer_name(*kind), o.lr, o.seed);
+    std::fflush(stdout);
+  }
+  SpmdRunOptions run;
+  run.steps = o.steps;
+  run.optimizer = OptimizerConfig{.kind = *kind, .lr = o.lr};
+  run.seed = o.seed;
+  run.check = o.check;
+  run.trace_path = o.trace;
+  run.faults = o.faults;
+  Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
+  if (!result) world.abort(result.error().message);
+  if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& parent) {
+  auto o = std::make_shared<RunCommandOptions>();
+  o->plan.hardware = "cpu";  // run measures this machine's CPUs
+  o->plan.mesh = "";         // default: a 1-D mesh of all ranks
+  CLI::App* app = parent.add_subcommand(
+      "run", "Run a plan on MPI ranks (mpirun -np N autopar run ...) and check it against the "
+             "unsplit model");
+  add_graph_options(*app, o->graph);
+  add_plan_options(*app, o->plan);
+  app->add_option("--plan", o->plan_file, "Run this plan JSON (autopar plan --format json)")
+      ->type_name("FILE");
+  app->add_option("--steps", o->steps, "Training steps")->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
+  app->add_option("--seed", o->seed, "Seed of the initial values")->capture_default_str();
+  app->add_flag("--check", o->check,
+                "Compare loss and every gradient with the unsplit model at each step");
+  app->add_option("--trace", o->trace, "Write a Chrome trace of every rank")->type_name("FILE");
+  // Hidden: fault injection for tests.
+  app->add_option("--fail-at-node", o->faults.fail_at_node)->group("");
+  app->add_option("--kill-at-node", o->faults.kill_at_node)->group("");
+  app->add_option("--fail-rank", o->faults.rank)->group("");
+  return Command{app, [o] { return run_run(*o); }};
+}
+
+}  // namespace autopar
