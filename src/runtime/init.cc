@@ -45,8 +45,8 @@ at::TensorOptions f32() { return at::TensorOptions().dtype(at::kFloat); }
 
 bool passes_index_through(OpId op) {
   return op == OpId::kView || op == OpId::kUnsafeView || op == OpId::kClone ||
-         op == OpId::kToCopy || op == OpId::kUnsqueeze || op == OpId::kExpand ||
-         op == OpId::kT || op == OpId::kTranspose;
+         op == OpId::kToCopy || op == OpId::kUnsqueeze || op == OpId::kExpand || op == OpId::kT ||
+         op == OpId::kTranspose;
 }
 
 // The bound on an index input: embedding rows or loss classes it reaches
@@ -87,8 +87,10 @@ Expected<at::Tensor> init_input(const Graph& graph, const Node& node, at::Genera
   }
   std::optional<int64_t> bound = index_bound(graph, *graph.find(node.name), users);
   if (!bound) {
-    return make_error("input {} ({}) is an integer tensor that reaches no embedding or loss, so "
-                      "its value range is unknown", node.name, to_string(meta));
+    return make_error(
+        "input {} ({}) is an integer tensor that reaches no embedding or loss, so "
+        "its value range is unknown",
+        node.name, to_string(meta));
   }
   return at::randint(*bound, meta.shape, gen, at::TensorOptions().dtype(type));
 }
@@ -111,7 +113,8 @@ Expected<at::Tensor> init_one(const Graph& graph, NodeId id, const InitOptions& 
   if (!node.is_placeholder()) return make_error("node {} is not a placeholder", node.name);
   const TensorMeta& meta = node.meta();
   at::ScalarType type = to_scalar_type(meta.dtype);
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix(options.seed ^ name_hash(key_of(node))));
+  at::Generator gen =
+      at::make_generator<at::CPUGeneratorImpl>(mix(options.seed ^ name_hash(key_of(node))));
   switch (node.kind) {
     case PlaceholderKind::kParam:
       if (meta.rank() == 1 && key_of(node).find("norm") != std::string_view::npos) {
@@ -141,7 +144,8 @@ Expected<at::Tensor> init_placeholder(const Graph& graph, NodeId id, const InitO
   return init_one(graph, id, options, graph.users());
 }
 
-Expected<std::vector<at::Tensor>> init_placeholders(const Graph& graph, const InitOptions& options) {
+Expected<std::vector<at::Tensor>> init_placeholders(const Graph& graph,
+                                                    const InitOptions& options) {
   std::vector<std::vector<NodeId>> users = graph.users();
   std::vector<at::Tensor> values(static_cast<size_t>(graph.size()));
   for (NodeId id = 0; id < graph.size(); ++id) {

@@ -108,12 +108,13 @@ Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const a
                                              const KernelContext& context) {
   KernelFn fn = kernel_for(node.op);
   if (fn == nullptr) {
-    return make_error("node {} ({}) has no kernel: placeholders and getitem are run by the executor",
-                      node.name, op_name(node.op));
+    return make_error(
+        "node {} ({}) has no kernel: placeholders and getitem are run by the executor", node.name,
+        op_name(node.op));
   }
   if (inputs.size() != node.inputs.size()) {
-    return make_error("node {} ({}) got {} input tensors, expected {}", node.name,
-                      op_name(node.op), inputs.size(), node.inputs.size());
+    return make_error("node {} ({}) got {} input tensors, expected {}", node.name, op_name(node.op),
+                      inputs.size(), node.inputs.size());
   }
   KernelCall call{node, inputs, local_outputs, context};
   try {
@@ -125,7 +126,8 @@ Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const a
     return result;
   } catch (const std::exception& e) {
     std::string inputs_text;
-    for (const at::Tensor& t : inputs) inputs_text += (inputs_text.empty() ? "" : ", ") + tensor_string(t);
+    for (const at::Tensor& t : inputs)
+      inputs_text += (inputs_text.empty() ? "" : ", ") + tensor_string(t);
     return make_error("node {} ({}) on ({}): libtorch: {}", node.name, op_name(node.op),
                       inputs_text, std::string(e.what()).substr(0, 400));
   }

@@ -103,7 +103,8 @@ Expected<LocalRunResult> run_local(const Graph& graph, const InitOptions& option
   if (!init) return init.error();
   NodeValues values(static_cast<size_t>(graph.size()));
   for (NodeId id = 0; id < graph.size(); ++id) {
-    if (graph.node(id).is_placeholder()) values[static_cast<size_t>(id)] = {(*init)[static_cast<size_t>(id)]};
+    if (graph.node(id).is_placeholder())
+      values[static_cast<size_t>(id)] = {(*init)[static_cast<size_t>(id)]};
   }
   init->clear();
   Expected<ExecuteStats> stats = execute_nodes(graph, values);

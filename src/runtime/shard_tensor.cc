@@ -19,7 +19,8 @@ int64_t chunk_index(const Sharding& sharding, const DeviceMesh& mesh, const Mesh
   int64_t index = 0;
   for (MeshDim m = 0; m < mesh.ndim(); ++m) {
     Placement p = sharding[m];
-    if (p.is_shard() && p.dim() == dim) index = index * mesh.size(m) + coord[static_cast<size_t>(m)];
+    if (p.is_shard() && p.dim() == dim)
+      index = index * mesh.size(m) + coord[static_cast<size_t>(m)];
   }
   return index;
 }
@@ -48,8 +49,10 @@ Expected<at::Tensor> combine(std::span<const at::Tensor> parts, Placement p, Mes
                     : list[i].equal(list[0]);
     if (!same) {
       double diff = list[i].to(at::kDouble).sub(list[0].to(at::kDouble)).abs().max().item<double>();
-      return make_error("replicas disagree on mesh dim {}: replica {} differs from replica 0 by up "
-                        "to {}", m, i, diff);
+      return make_error(
+          "replicas disagree on mesh dim {}: replica {} differs from replica 0 by up "
+          "to {}",
+          m, i, diff);
     }
   }
   return list[0];
@@ -68,7 +71,8 @@ MeshCoord mesh_coordinate(const DeviceMesh& mesh, int64_t device) {
 
 int64_t device_index(const DeviceMesh& mesh, const MeshCoord& coord) {
   int64_t index = 0;
-  for (MeshDim m = 0; m < mesh.ndim(); ++m) index = index * mesh.size(m) + coord[static_cast<size_t>(m)];
+  for (MeshDim m = 0; m < mesh.ndim(); ++m)
+    index = index * mesh.size(m) + coord[static_cast<size_t>(m)];
   return index;
 }
 
@@ -78,7 +82,8 @@ std::vector<int64_t> shard_offsets(const Shape& full_shape, const Sharding& shar
   for (size_t d = 0; d < full_shape.size(); ++d) {
     int64_t count = shard_count(sharding, mesh, static_cast<int>(d));
     if (count > 1) {
-      offsets[d] = chunk_index(sharding, mesh, coord, static_cast<int>(d)) * (full_shape[d] / count);
+      offsets[d] =
+          chunk_index(sharding, mesh, coord, static_cast<int>(d)) * (full_shape[d] / count);
     }
   }
   return offsets;
@@ -92,7 +97,8 @@ Expected<at::Tensor> local_shard(const at::Tensor& full, const Sharding& shardin
                       s.error().message);
   }
   if (coord.size() != static_cast<size_t>(mesh.ndim())) {
-    return make_error("mesh coordinate has {} entries for a {}-dim mesh", coord.size(), mesh.ndim());
+    return make_error("mesh coordinate has {} entries for a {}-dim mesh", coord.size(),
+                      mesh.ndim());
   }
   at::Tensor local = full;
   std::vector<int64_t> offsets = shard_offsets(shape, sharding, mesh, coord);

@@ -48,7 +48,8 @@ struct Fwd {
   }
   NodeId index(Shape shape, int64_t bound) {
     std::string name = g.fresh_name("idx");
-    NodeId id = g.add_placeholder(name, PlaceholderKind::kInput, {std::move(shape), DType::i64}, name);
+    NodeId id =
+        g.add_placeholder(name, PlaceholderKind::kInput, {std::move(shape), DType::i64}, name);
     index_bounds.emplace_back(id, bound);
     return id;
   }
@@ -140,126 +141,223 @@ constexpr double kF32 = 1e-5;
 
 // One builder per differentiable op (rules in src/autodiff/rules/).
 TEST(AutodiffNumerics, MatmulRulesMatchAutograd) {
-  check_against_autograd("addmm", [](Fwd& f) {
-    NodeId b = f.param({4}), x = f.param({3, 5}), w = f.param({5, 4});
-    return f.op(OpId::kAddmm, {b, x, w}, {{"beta", 0.5}, {"alpha", 2.0}});
-  }, kF64);
-  check_against_autograd("bmm", [](Fwd& f) {
-    NodeId a = f.param({2, 3, 4}), b = f.param({2, 4, 5});
-    return f.op(OpId::kBmm, {a, b});
-  }, kF64);
-  check_against_autograd("mm", [](Fwd& f) {
-    NodeId a = f.param({3, 4}), b = f.param({4, 5});
-    return f.op(OpId::kMm, {a, b});
-  }, kF64);
+  check_against_autograd(
+      "addmm",
+      [](Fwd& f) {
+        NodeId b = f.param({4}), x = f.param({3, 5}), w = f.param({5, 4});
+        return f.op(OpId::kAddmm, {b, x, w}, {{"beta", 0.5}, {"alpha", 2.0}});
+      },
+      kF64);
+  check_against_autograd(
+      "bmm",
+      [](Fwd& f) {
+        NodeId a = f.param({2, 3, 4}), b = f.param({2, 4, 5});
+        return f.op(OpId::kBmm, {a, b});
+      },
+      kF64);
+  check_against_autograd(
+      "mm",
+      [](Fwd& f) {
+        NodeId a = f.param({3, 4}), b = f.param({4, 5});
+        return f.op(OpId::kMm, {a, b});
+      },
+      kF64);
 }
 
 TEST(AutodiffNumerics, ViewAndLayoutRulesMatchAutograd) {
-  check_against_autograd("clone", [](Fwd& f) { return f.op(OpId::kClone, {f.param({3, 4})}); }, kF64);
-  check_against_autograd("expand", [](Fwd& f) {
-    return f.op(OpId::kExpand, {f.param({1, 4})}, {{"size", V{3, 4}}});
-  }, kF64);
-  check_against_autograd("t", [](Fwd& f) { return f.op(OpId::kT, {f.param({3, 4})}); }, kF64);
-  check_against_autograd("transpose", [](Fwd& f) {
-    return f.op(OpId::kTranspose, {f.param({2, 3, 4})}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}});
-  }, kF64);
-  check_against_autograd("_unsafe_view", [](Fwd& f) {
-    return f.op(OpId::kUnsafeView, {f.param({3, 4})}, {{"size", V{12}}});
-  }, kF64);
-  check_against_autograd("unsqueeze", [](Fwd& f) {
-    return f.op(OpId::kUnsqueeze, {f.param({3, 4})}, {{"dim", int64_t{1}}});
-  }, kF64);
-  check_against_autograd("view", [](Fwd& f) {
-    return f.op(OpId::kView, {f.param({3, 4})}, {{"size", V{2, 6}}});
-  }, kF64);
+  check_against_autograd(
+      "clone",
+      [](Fwd& f) {
+        return f.op(OpId::kClone, {f.param({3, 4})});
+      },
+      kF64);
+  check_against_autograd(
+      "expand",
+      [](Fwd& f) {
+        return f.op(OpId::kExpand, {f.param({1, 4})}, {{"size", V{3, 4}}});
+      },
+      kF64);
+  check_against_autograd(
+      "t",
+      [](Fwd& f) {
+        return f.op(OpId::kT, {f.param({3, 4})});
+      },
+      kF64);
+  check_against_autograd(
+      "transpose",
+      [](Fwd& f) {
+        return f.op(OpId::kTranspose, {f.param({2, 3, 4})},
+                    {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}});
+      },
+      kF64);
+  check_against_autograd(
+      "_unsafe_view",
+      [](Fwd& f) {
+        return f.op(OpId::kUnsafeView, {f.param({3, 4})}, {{"size", V{12}}});
+      },
+      kF64);
+  check_against_autograd(
+      "unsqueeze",
+      [](Fwd& f) {
+        return f.op(OpId::kUnsqueeze, {f.param({3, 4})}, {{"dim", int64_t{1}}});
+      },
+      kF64);
+  check_against_autograd(
+      "view",
+      [](Fwd& f) {
+        return f.op(OpId::kView, {f.param({3, 4})}, {{"size", V{2, 6}}});
+      },
+      kF64);
 }
 
 TEST(AutodiffNumerics, ComplexViewRulesMatchAutograd) {
   // RoPE's pattern: x * freqs, and its conjugate, through real views (f32 only).
-  check_against_autograd("view_as_complex * conj(view_as_complex) -> view_as_real", [](Fwd& f) {
-    NodeId x = f.param({3, 4, 2}, DType::f32), r = f.param({3, 4, 2}, DType::f32);
-    NodeId zx = f.op(OpId::kViewAsComplex, {x});
-    NodeId zr = f.op(OpId::kConj, {f.op(OpId::kViewAsComplex, {r})});
-    return f.op(OpId::kViewAsReal, {f.op(OpId::kMulTensor, {zx, zr})});
-  }, kF32);
+  check_against_autograd(
+      "view_as_complex * conj(view_as_complex) -> view_as_real",
+      [](Fwd& f) {
+        NodeId x = f.param({3, 4, 2}, DType::f32), r = f.param({3, 4, 2}, DType::f32);
+        NodeId zx = f.op(OpId::kViewAsComplex, {x});
+        NodeId zr = f.op(OpId::kConj, {f.op(OpId::kViewAsComplex, {r})});
+        return f.op(OpId::kViewAsReal, {f.op(OpId::kMulTensor, {zx, zr})});
+      },
+      kF32);
 }
 
 TEST(AutodiffNumerics, PointwiseRulesMatchAutograd) {
-  check_against_autograd("add.Scalar", [](Fwd& f) {
-    return f.op(OpId::kAddScalar, {f.param({3, 4})}, {{"other", 1.5}});
-  }, kF64);
-  check_against_autograd("add.Tensor (broadcast, alpha)", [](Fwd& f) {
-    NodeId a = f.param({3, 4}), b = f.param({4});
-    return f.op(OpId::kAddTensor, {a, b}, {{"alpha", 3.0}});
-  }, kF64);
-  check_against_autograd("div.Scalar", [](Fwd& f) {
-    return f.op(OpId::kDivScalar, {f.param({3, 4})}, {{"other", 4.0}});
-  }, kF64);
-  check_against_autograd("mul.Scalar", [](Fwd& f) {
-    return f.op(OpId::kMulScalar, {f.param({3, 4})}, {{"other", -2.0}});
-  }, kF64);
-  check_against_autograd("mul.Tensor (broadcast)", [](Fwd& f) {
-    NodeId a = f.param({3, 4}), b = f.param({3, 1});
-    return f.op(OpId::kMulTensor, {a, b});
-  }, kF64);
-  check_against_autograd("pow.Tensor_Scalar", [](Fwd& f) {
-    return f.op(OpId::kPowTensorScalar, {f.param({3, 4})}, {{"exponent", 3.0}});
-  }, kF64);
-  check_against_autograd("relu", [](Fwd& f) { return f.op(OpId::kRelu, {f.param({3, 4})}); }, kF64);
-  check_against_autograd("rsqrt (of x^2 + 1)", [](Fwd& f) {
-    NodeId sq = f.op(OpId::kPowTensorScalar, {f.param({3, 4})}, {{"exponent", 2.0}});
-    return f.op(OpId::kRsqrt, {f.op(OpId::kAddScalar, {sq}, {{"other", 1.0}})});
-  }, kF64);
-  check_against_autograd("silu", [](Fwd& f) { return f.op(OpId::kSilu, {f.param({3, 4})}); }, kF64);
-  check_against_autograd("_to_copy f32 -> f64", [](Fwd& f) {
-    return f.op(OpId::kToCopy, {f.param({3, 4}, DType::f32)}, {{"dtype", DType::f64}});
-  }, kF32);
+  check_against_autograd(
+      "add.Scalar",
+      [](Fwd& f) {
+        return f.op(OpId::kAddScalar, {f.param({3, 4})}, {{"other", 1.5}});
+      },
+      kF64);
+  check_against_autograd(
+      "add.Tensor (broadcast, alpha)",
+      [](Fwd& f) {
+        NodeId a = f.param({3, 4}), b = f.param({4});
+        return f.op(OpId::kAddTensor, {a, b}, {{"alpha", 3.0}});
+      },
+      kF64);
+  check_against_autograd(
+      "div.Scalar",
+      [](Fwd& f) {
+        return f.op(OpId::kDivScalar, {f.param({3, 4})}, {{"other", 4.0}});
+      },
+      kF64);
+  check_against_autograd(
+      "mul.Scalar",
+      [](Fwd& f) {
+        return f.op(OpId::kMulScalar, {f.param({3, 4})}, {{"other", -2.0}});
+      },
+      kF64);
+  check_against_autograd(
+      "mul.Tensor (broadcast)",
+      [](Fwd& f) {
+        NodeId a = f.param({3, 4}), b = f.param({3, 1});
+        return f.op(OpId::kMulTensor, {a, b});
+      },
+      kF64);
+  check_against_autograd(
+      "pow.Tensor_Scalar",
+      [](Fwd& f) {
+        return f.op(OpId::kPowTensorScalar, {f.param({3, 4})}, {{"exponent", 3.0}});
+      },
+      kF64);
+  check_against_autograd(
+      "relu",
+      [](Fwd& f) {
+        return f.op(OpId::kRelu, {f.param({3, 4})});
+      },
+      kF64);
+  check_against_autograd(
+      "rsqrt (of x^2 + 1)",
+      [](Fwd& f) {
+        NodeId sq = f.op(OpId::kPowTensorScalar, {f.param({3, 4})}, {{"exponent", 2.0}});
+        return f.op(OpId::kRsqrt, {f.op(OpId::kAddScalar, {sq}, {{"other", 1.0}})});
+      },
+      kF64);
+  check_against_autograd(
+      "silu",
+      [](Fwd& f) {
+        return f.op(OpId::kSilu, {f.param({3, 4})});
+      },
+      kF64);
+  check_against_autograd(
+      "_to_copy f32 -> f64",
+      [](Fwd& f) {
+        return f.op(OpId::kToCopy, {f.param({3, 4}, DType::f32)}, {{"dtype", DType::f64}});
+      },
+      kF32);
 }
 
 TEST(AutodiffNumerics, ReductionRulesMatchAutograd) {
-  check_against_autograd("mean.dim keepdim", [](Fwd& f) {
-    return f.op(OpId::kMeanDim, {f.param({3, 4})}, {{"dim", V{-1}}, {"keepdim", true}});
-  }, kF64);
-  check_against_autograd("sum.dim_IntList", [](Fwd& f) {
-    return f.op(OpId::kSumDimIntList, {f.param({2, 3, 4})}, {{"dim", V{0, 2}}});
-  }, kF64);
+  check_against_autograd(
+      "mean.dim keepdim",
+      [](Fwd& f) {
+        return f.op(OpId::kMeanDim, {f.param({3, 4})}, {{"dim", V{-1}}, {"keepdim", true}});
+      },
+      kF64);
+  check_against_autograd(
+      "sum.dim_IntList",
+      [](Fwd& f) {
+        return f.op(OpId::kSumDimIntList, {f.param({2, 3, 4})}, {{"dim", V{0, 2}}});
+      },
+      kF64);
 }
 
 TEST(AutodiffNumerics, NnRulesMatchAutograd) {
-  check_against_autograd("embedding (repeated indices)", [](Fwd& f) {
-    NodeId w = f.param({6, 4});
-    NodeId idx = f.index({2, 5}, 6);  // 10 draws from 6 rows: repeats
-    return f.op(OpId::kEmbedding, {w, idx});
-  }, kF64);
-  check_against_autograd("_log_softmax", [](Fwd& f) {
-    return f.op(OpId::kLogSoftmax, {f.param({3, 5})}, {{"dim", int64_t{1}}, {"half_to_float", false}});
-  }, kF64);
+  check_against_autograd(
+      "embedding (repeated indices)",
+      [](Fwd& f) {
+        NodeId w = f.param({6, 4});
+        NodeId idx = f.index({2, 5}, 6);  // 10 draws from 6 rows: repeats
+        return f.op(OpId::kEmbedding, {w, idx});
+      },
+      kF64);
+  check_against_autograd(
+      "_log_softmax",
+      [](Fwd& f) {
+        return f.op(OpId::kLogSoftmax, {f.param({3, 5})},
+                    {{"dim", int64_t{1}}, {"half_to_float", false}});
+      },
+      kF64);
   for (int64_t reduction : {0, 1, 2}) {
-    check_against_autograd("nll_loss_forward reduction " + std::to_string(reduction), [=](Fwd& f) {
-      NodeId x = f.param({4, 5});
-      NodeId target = f.index({4}, 5);
-      NodeId lsm = f.op(OpId::kLogSoftmax, {x}, {{"dim", int64_t{1}}, {"half_to_float", false}});
-      NodeId nll = f.op(OpId::kNllLossForward, {lsm, target},
-                        {{"reduction", reduction}, {"ignore_index", int64_t{-100}}});
-      return f.op(OpId::kGetItem, {nll}, {{"index", int64_t{0}}});
-    }, kF64);
+    check_against_autograd(
+        "nll_loss_forward reduction " + std::to_string(reduction),
+        [=](Fwd& f) {
+          NodeId x = f.param({4, 5});
+          NodeId target = f.index({4}, 5);
+          NodeId lsm =
+              f.op(OpId::kLogSoftmax, {x}, {{"dim", int64_t{1}}, {"half_to_float", false}});
+          NodeId nll = f.op(OpId::kNllLossForward, {lsm, target},
+                            {{"reduction", reduction}, {"ignore_index", int64_t{-100}}});
+          return f.op(OpId::kGetItem, {nll}, {{"index", int64_t{0}}});
+        },
+        kF64);
   }
 }
 
 TEST(AutodiffNumerics, AttentionRuleAndAnalyticBackwardMatchAutograd) {
   for (bool causal : {true, false}) {
-    check_against_autograd(causal ? "sdpa causal" : "sdpa", [=](Fwd& f) {
-      NodeId q = f.param({1, 2, 4, 3}), k = f.param({1, 2, 4, 3}), v = f.param({1, 2, 4, 3});
-      NodeId a = f.op(OpId::kSdpaFlashCpu, {q, k, v}, {{"dropout_p", 0.0}, {"is_causal", causal}});
-      return f.op(OpId::kGetItem, {a}, {{"index", int64_t{0}}});
-    }, kAttention);
+    check_against_autograd(
+        causal ? "sdpa causal" : "sdpa",
+        [=](Fwd& f) {
+          NodeId q = f.param({1, 2, 4, 3}), k = f.param({1, 2, 4, 3}), v = f.param({1, 2, 4, 3});
+          NodeId a =
+              f.op(OpId::kSdpaFlashCpu, {q, k, v}, {{"dropout_p", 0.0}, {"is_causal", causal}});
+          return f.op(OpId::kGetItem, {a}, {{"index", int64_t{0}}});
+        },
+        kAttention);
   }
 }
 
 // Central differences on a few coordinates of every MLP param (f64).
 TEST(AutodiffNumerics, MlpGradientsMatchCentralFiniteDifferences) {
-  Expected<Graph> g = build_mlp({.batch = 4, .in_features = 5, .hidden = 6, .classes = 3,
-                                 .hidden_layers = 1, .dtype = DType::f64});
+  Expected<Graph> g = build_mlp({.batch = 4,
+                                 .in_features = 5,
+                                 .hidden = 6,
+                                 .classes = 3,
+                                 .hidden_layers = 1,
+                                 .dtype = DType::f64});
   ASSERT_TRUE(g) << g.error().message;
   std::vector<at::Tensor> init = *init_placeholders(*g, {.seed = 3, .weight_std = 0.5});
   auto run = [&](NodeId param, int64_t index, double delta) {
@@ -304,7 +402,8 @@ TEST(AutodiffNumerics, OneLayerLlamaGradientsMatchAutograd) {
   NodeValues values(static_cast<size_t>(g->size()));
   for (NodeId id = 0; id < g->size(); ++id) {
     if (!g->node(id).is_placeholder()) continue;
-    if (g->node(id).kind == PlaceholderKind::kParam) init[static_cast<size_t>(id)].requires_grad_(true);
+    if (g->node(id).kind == PlaceholderKind::kParam)
+      init[static_cast<size_t>(id)].requires_grad_(true);
     values[static_cast<size_t>(id)] = {init[static_cast<size_t>(id)]};
   }
   ASSERT_TRUE(execute_nodes(*g, values));

@@ -96,7 +96,8 @@ TEST(Kernels, EmbeddingOnARowShardLooksUpOnlyItsRowsAndZerosTheRest) {
   context.input_offsets = {{2, 0}};
   context.input_full_shapes = {{4, 2}};
   TensorMeta out{{3, 2}, DType::f32};
-  Expected<std::vector<at::Tensor>> r = run_kernel(node_of(OpId::kEmbedding, 2), in, {&out, 1}, context);
+  Expected<std::vector<at::Tensor>> r =
+      run_kernel(node_of(OpId::kEmbedding, 2), in, {&out, 1}, context);
   ASSERT_TRUE(r) << r.error().message;
   // index 0 is another shard's row -> zeros; 3 -> local row 1; 2 -> local row 0.
   EXPECT_EQ(values_of((*r)[0]), (std::vector<float>{0, 0, 3, 30, 2, 20}));
@@ -118,7 +119,8 @@ TEST(Kernels, EmbeddingDenseBackwardScattersOnlyIntoThisShardsRows) {
 TEST(Kernels, NllLossMeanSkipsIgnoredTargets) {
   // log-probs rows [-1, -2, -3], [-4, -5, -6]; targets [1, ignored]:
   // loss = -(-2) / 1 counted target = 2, total_weight = 1.
-  Node node = node_of(OpId::kNllLossForward, 2, {{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}});
+  Node node = node_of(OpId::kNllLossForward, 2,
+                      {{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}});
   std::vector<at::Tensor> in{f32({-1, -2, -3, -4, -5, -6}, {2, 3}), i64({1, -100})};
   std::vector<TensorMeta> out{{{}, DType::f32}, {{}, DType::f32}};
   Expected<std::vector<at::Tensor>> r = run_kernel(node, in, out);
@@ -169,7 +171,8 @@ TEST(Init, FreqsCisIsTorchtitansRotation) {
 }
 
 TEST(Init, SameSeedGivesSameValuesAndLabelsStayBelowTheClassCount) {
-  Expected<Graph> g = build_mlp({.batch = 64, .in_features = 4, .hidden = 8, .classes = 3, .hidden_layers = 1});
+  Expected<Graph> g =
+      build_mlp({.batch = 64, .in_features = 4, .hidden = 8, .classes = 3, .hidden_layers = 1});
   ASSERT_TRUE(g) << g.error().message;
   Expected<std::vector<at::Tensor>> a = init_placeholders(*g, {.seed = 7});
   Expected<std::vector<at::Tensor>> b = init_placeholders(*g, {.seed = 7});
@@ -203,7 +206,8 @@ TEST(ShardTensor, AssembleInvertsLocalShardForShardAndReplicate) {
   for (const char* text : {"S(0)S(1)", "S(0)S(0)", "RS(0)", "S(1)R", "RR"}) {
     Sharding s = *parse_sharding(text);
     std::vector<at::Tensor> shards;
-    for (int64_t d = 0; d < 4; ++d) shards.push_back(*local_shard(full, s, mesh_2x2(), mesh_coordinate(mesh_2x2(), d)));
+    for (int64_t d = 0; d < 4; ++d)
+      shards.push_back(*local_shard(full, s, mesh_2x2(), mesh_coordinate(mesh_2x2(), d)));
     Expected<at::Tensor> back = assemble(shards, s, mesh_2x2());
     ASSERT_TRUE(back) << text << ": " << back.error().message;
     EXPECT_TRUE(back->equal(full)) << text;
@@ -226,7 +230,8 @@ TEST(ShardTensor, AssembleSumsPartialAndRejectsDisagreeingReplicas) {
 
 TEST(LocalExecutor, MlpStepGivesEveryParamGradientAndAnInitialLossNearLogClasses) {
   // Weights ~ N(0, 0.02): logits are near 0, so the loss is near ln(16) = 2.77.
-  Expected<Graph> g = build_mlp({.batch = 8, .in_features = 16, .hidden = 32, .classes = 16, .hidden_layers = 2});
+  Expected<Graph> g =
+      build_mlp({.batch = 8, .in_features = 16, .hidden = 32, .classes = 16, .hidden_layers = 2});
   ASSERT_TRUE(g) << g.error().message;
   Expected<LocalRunResult> r = run_local(*g, 1);
   ASSERT_TRUE(r) << r.error().message;

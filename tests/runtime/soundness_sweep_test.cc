@@ -69,7 +69,8 @@ std::vector<at::Tensor> device_inputs(const at::Tensor& full, const Sharding& sh
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(
         seed * 131 + static_cast<uint64_t>(device_index(mesh, key)));
     // Noise at a quarter of the values' scale keeps bf16 rounding of the summands small.
-    noise.push_back(at::randn(out.back().sizes(), gen, at::kFloat).mul(0.25).to(out.back().scalar_type()));
+    noise.push_back(
+        at::randn(out.back().sizes(), gen, at::kFloat).mul(0.25).to(out.back().scalar_type()));
   }
   if (!sharding.has_partial() || !linear) return out;
   for (int64_t d = 0; d < n; ++d) {
@@ -80,12 +81,15 @@ std::vector<at::Tensor> device_inputs(const at::Tensor& full, const Sharding& sh
       MeshCoord ce = mesh_coordinate(mesh, e);
       bool same = true;
       for (MeshDim m = 0; m < mesh.ndim(); ++m) {
-        if (!sharding[m].is_partial() && ce[static_cast<size_t>(m)] != c[static_cast<size_t>(m)]) same = false;
+        if (!sharding[m].is_partial() && ce[static_cast<size_t>(m)] != c[static_cast<size_t>(m)])
+          same = false;
       }
       if (same) mean = mean.add(noise[static_cast<size_t>(e)]), members += 1;
     }
-    out[static_cast<size_t>(d)] =
-        out[static_cast<size_t>(d)].div(n_sum).add(noise[static_cast<size_t>(d)]).sub(mean.div(members));
+    out[static_cast<size_t>(d)] = out[static_cast<size_t>(d)]
+                                      .div(n_sum)
+                                      .add(noise[static_cast<size_t>(d)])
+                                      .sub(mean.div(members));
   }
   return out;
 }
@@ -101,8 +105,8 @@ Tolerance tolerance_for(const at::Tensor& t) {
 // Runs strategy s of the fixture's node on the mesh; returns "" when the
 // assembled outputs match the full run, else what differs.
 std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& ns, StrategyIdx s,
-                           const std::vector<at::Tensor>& full_in, const std::vector<at::Tensor>& want,
-                           const DeviceMesh& mesh) {
+                           const std::vector<at::Tensor>& full_in,
+                           const std::vector<at::Tensor>& want, const DeviceMesh& mesh) {
   const Node& node = graph.node(id);
   size_t n_in = node.inputs.size();
   std::vector<std::vector<at::Tensor>> per_input;
@@ -132,7 +136,8 @@ std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& 
   }
   for (size_t o = 0; o < outs.size(); ++o) {
     Tolerance tol = tolerance_for(want[o]);
-    Expected<at::Tensor> got = assemble(outs[o], ns.output(s, static_cast<int>(o)), mesh, {tol.rtol, tol.atol});
+    Expected<at::Tensor> got =
+        assemble(outs[o], ns.output(s, static_cast<int>(o)), mesh, {tol.rtol, tol.atol});
     if (!got) return "output " + std::to_string(o) + ": " + got.error().message;
     bool same = want[o].is_floating_point() || want[o].is_complex()
                     ? at::allclose(*got, want[o], tol.rtol, tol.atol)
@@ -172,7 +177,8 @@ TEST(SoundnessSweep, EveryStrategyOfEveryOpMatchesTheFullTensorKernelOnA2x2Mesh)
     Expected<NodeStrategies> ns = node_strategies(g, fx->node, mesh, *hw);
     ASSERT_TRUE(ns) << ns.error().message;
     std::vector<at::Tensor> in = full_inputs(g, fx->node);
-    Expected<std::vector<at::Tensor>> want = run_kernel(g.node(fx->node), in, g.node(fx->node).outputs);
+    Expected<std::vector<at::Tensor>> want =
+        run_kernel(g.node(fx->node), in, g.node(fx->node).outputs);
     ASSERT_TRUE(want) << want.error().message;
     for (StrategyIdx s = 0; s < ns->size(); ++s) {
       std::string why = check_strategy(g, fx->node, *ns, s, in, *want, mesh);

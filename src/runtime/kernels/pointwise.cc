@@ -47,8 +47,8 @@ KernelResult silu_backward(const KernelCall& call) {
 }
 
 KernelResult threshold_backward(const KernelCall& call) {
-  return one(at::threshold_backward(call.in[0], call.in[1],
-                                    scalar_attr(call.attrs(), "threshold", 0.0)));
+  return one(
+      at::threshold_backward(call.in[0], call.in[1], scalar_attr(call.attrs(), "threshold", 0.0)));
 }
 
 // Without a dtype attribute _to_copy is a copy.
