@@ -22,6 +22,7 @@ std::vector<Command> add_commands(CLI::App& app) {
   return {
       // Sorted by name. Add new subcommands here (declared in commands.h).
       add_calibrate_command(app),
+      add_compare_command(app),
       add_graph_command(app),
       add_plan_command(app),
       add_run_command(app),
