@@ -31,7 +31,7 @@ struct CbcRun {
 };
 CbcRun run_cbc(const IlpModel& model, const SolverOptions& options);
 
-// Solves the LP relaxation with Clp (dual simplex). When every integer column
+// Solves the LP relaxation with Clp (its presolve, then dual simplex). When every integer column
 // comes out integral (usual when memory rows do not bind: the one-hot and
 // marginal rows are tight on tree-like graphs), that is the ILP optimum: fills
 // `run` and returns true, sparing CBC's preprocessing and heuristics (4-10x).
