@@ -184,7 +184,8 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     double max_sum = 0;
     MemoryRow row = builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum);
     // A row whose worst case fits can never bind.
-    if (options.all_memory_rows || max_sum > p.memory_budget) r.memory_rows.push_back(std::move(row));
+    if (options.all_memory_rows || max_sum > p.memory_budget)
+      r.memory_rows.push_back(std::move(row));
   }
   drop_implied_rows(r.memory_rows);
   // The min-peak problem (all_memory_rows) bounds the peak rows only.

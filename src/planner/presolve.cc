@@ -262,7 +262,8 @@ void dominated_on_edge(const ReducedEdge& e, bool at_u, size_t n, size_t other,
 // the optimum is unchanged. Of identical strategies the first is kept.
 bool drop_dominated(const Problem& p, ReducedProblem& r, std::vector<std::vector<char>>& live) {
   std::vector<std::vector<NodeIdx>> members(r.nodes.size());
-  for (size_t v = 0; v < p.nodes.size(); ++v) members[sz(r.group_of[v])].push_back(static_cast<NodeIdx>(v));
+  for (size_t v = 0; v < p.nodes.size(); ++v)
+    members[sz(r.group_of[v])].push_back(static_cast<NodeIdx>(v));
   std::vector<std::vector<size_t>> incident(r.nodes.size());
   for (size_t k = 0; k < r.edges.size(); ++k)
     incident[sz(r.edges[k].u)].push_back(k), incident[sz(r.edges[k].v)].push_back(k);
