@@ -95,12 +95,23 @@ Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
 // No communication: from what the collective left (`have`) to the step's target.
 Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement want,
                                   const StepContext& ctx) {
-  if (have == want || (have.is_partial() && want.is_partial())) return x;
+  if (have == want) return x;
+  if (have.is_partial() && want.is_partial()) {
+    // Terms of a sum and of an average differ by the group size.
+    if (have.reduce_op() == ReduceOp::kAvg && want.reduce_op() == ReduceOp::kSum) {
+      return x / static_cast<double>(ctx.group);
+    }
+    if (have.reduce_op() == ReduceOp::kSum && want.reduce_op() == ReduceOp::kAvg) {
+      return x * static_cast<double>(ctx.group);
+    }
+  }
   if (have.is_replicate() && want.is_shard()) {
     return x.chunk(ctx.group, want.dim())[static_cast<size_t>(ctx.me)].contiguous();
   }
   if (have.is_replicate() && want.is_partial()) {
-    return ctx.me == 0 ? x : at::zeros_like(x);
+    // Sum: one rank holds the value; avg/max/min: every rank does.
+    if (want.reduce_op() != ReduceOp::kSum || ctx.me == 0) return x;
+    return at::zeros_like(x);
   }
   return make_error("no local change from {} to {} on mesh dim {}", to_string(have),
                     to_string(want), ctx.step.mesh_dim);
@@ -135,6 +146,14 @@ Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
       break;
   }
   if (!y) return y.error();
+  if (step.from.is_partial() && have != step.from) {  // the reduction ran as a sum
+    if (step.from.reduce_op() == ReduceOp::kAvg) {
+      *y = *y / static_cast<double>(ctx.group);
+    } else if (step.from.reduce_op() != ReduceOp::kSum) {
+      return make_error("reducing P({}) is not supported (the communicator sums)",
+                        reduce_op_name(step.from.reduce_op()));
+    }
+  }
   return local_change(*y, have, step.to, ctx);
 }
 

@@ -56,7 +56,8 @@ void expect_redistributes(const at::Tensor& full, const std::string& from_text,
 
 const std::vector<std::string> kShardings = {"RR",      "S(0)R",    "RS(0)",   "RS(1)",
                                              "S(0)S(1)", "S(1)S(0)", "S(0)S(0)", "S(1)S(1)",
-                                             "PR",      "RP",       "PP",      "S(0)P"};
+                                             "PR",      "RP",       "PP",      "S(0)P",
+                                             "P(avg)R", "RP(avg)",  "S(1)P(avg)"};
 
 TEST(SpmdRedistribute, EveryTransitionOnA2x2MeshGivesTheTargetShard) {
   // 4 x 8 so every dim splits over both mesh dims (2 * 2 divides 4 and 8).
