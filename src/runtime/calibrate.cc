@@ -57,13 +57,40 @@ std::string worker_command(const CalibrateOptions& options, int ranks) {
       ranks, shell_quote(options.self_path), fmt::join(sizes, ","), options.quick ? " --quick" : "");
 }
 
+Expected<LinkSpec> crude_link(const std::vector<CollectiveSample>& samples) {
+  double fastest = 0, largest_bytes = 0, largest_time = 0;
+  for (const CollectiveSample& s : samples) {
+    if (s.seconds <= 0) continue;
+    if (fastest == 0 || s.seconds < fastest) fastest = s.seconds;
+    double sent = collective_sent_bytes(s.collective, s.group_size, s.buffer_bytes);
+    if (sent > largest_bytes) {
+      largest_bytes = sent;
+      largest_time = s.seconds;
+    }
+  }
+  if (largest_bytes <= 0 || largest_time <= 0) {
+    return make_error("no collective sample moved any bytes");
+  }
+  return LinkSpec{largest_bytes / largest_time, fastest};
+}
+
 // Fits over all collectives of one rank count, then per collective.
 Expected<LinkFit> fit_rank_count(int ranks, const std::vector<CollectiveSample>& samples) {
   LinkFit fit;
   fit.ranks = ranks;
   Expected<LinkSpec> all = fit_link(samples);
-  if (!all) return make_error("{} ranks: {}", ranks, all.error().message);
-  fit.all = *all;
+  if (all) {
+    fit.all = *all;
+  } else {
+    // On a loaded machine the times can fail to grow with size; fall back to a
+    // crude estimate (latency of the fastest call, bandwidth of the largest)
+    // rather than fail, and say so.
+    Expected<LinkSpec> crude = crude_link(samples);
+    if (!crude) return make_error("{} ranks: {}", ranks, all.error().message);
+    fmt::print(stderr, "calibrate: warning: {} ranks: {}; using a rough estimate instead\n", ranks,
+               all.error().message);
+    fit.all = *crude;
+  }
   std::map<std::string, std::vector<CollectiveSample>> by_name;
   for (const CollectiveSample& s : samples) by_name[std::string(collective_name(s.collective))].push_back(s);
   for (const auto& [name, group] : by_name) {
