@@ -8,7 +8,7 @@ set(LLAMA --model llama3-debugmodel --layers 1 --batch 2 --seq 16 --steps 2 --ch
     --time-limit 10)
 
 # Solved plans and every baseline the mesh allows.
-spmd_run(mlp_2_solved ok 2 check 120 ${MLP} --mesh 2 --memory-gb 0.0006)
+spmd_run(mlp_2_solved ok 2 check 120 ${MLP} --mesh 2 --memory-gb 0.0009)
 spmd_run(mlp_2_ddp ok 2 check 120 ${MLP} --mesh 2 --baseline ddp)
 spmd_run(mlp_2_fsdp ok 2 check 120 ${MLP} --mesh 2 --baseline fsdp --optimizer sgd)
 spmd_run(mlp_2_tp ok 2 check 120 ${MLP} --mesh 2 --baseline tp)
@@ -30,7 +30,7 @@ spmd_run(llama_2x4_fsdp_tp ok 8 check 240 ${LLAMA} --mesh 2x4 --baseline fsdp-tp
 
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
 # that dies (SIGKILL) makes mpirun end the job.
-spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(relu\\): injected failure"
+spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"
          60 --model mlp --mesh 2x2 --baseline ddp --fail-at-node relu_1 --fail-rank 2)
 spmd_run(fault_rank_killed killed 4 "." 60 --model mlp --mesh 2x2 --baseline ddp
          --kill-at-node relu_1 --fail-rank 3)
