@@ -41,6 +41,10 @@ TEST(AutoPlan, SolvedPlanIsNeverWorseThanAnyBaseline) {
     for (const std::string& baseline : baseline_names()) {
       PlanOptions o = options(mesh);
       Expected<std::vector<PinSpec>> pins = baseline_pins(baseline, g, *m);
+      if (baseline == "fsdp-tp" && mesh.size() < 2) {  // needs an outer and an inner dim
+        EXPECT_FALSE(pins.ok());
+        continue;
+      }
       ASSERT_TRUE(pins.ok()) << pins.error().message;
       o.pins = *pins;
       Expected<Plan> b = make_plan(g, o);
