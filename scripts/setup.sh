@@ -31,6 +31,9 @@ PACKAGES=(
   libcli11-dev
   libfmt-dev
   libgtest-dev
+  # OpenBLAS for libtorch's CPU matmuls: without it (--no-install-recommends) the
+  # reference BLAS is used, ~15x slower (measured: 6.1 vs 95.7 GFLOP/s f32, 1 thread).
+  libopenblas0-pthread
   libopenmpi-dev
   libtorch-dev
   nlohmann-json3-dev
