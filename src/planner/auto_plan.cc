@@ -1,16 +1,13 @@
 #include "planner/auto_plan.h"
 
 #include <chrono>
-#include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "memory/liveness.h"
 #include "planner/cbc_solver.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem_builder.h"
-#include "sharding/op_rules.h"
 
 namespace autopar {
 namespace {
@@ -45,21 +42,11 @@ std::vector<NodeId> sharing_map(const Graph& graph, bool share_layers, int32_t& 
   return rep;
 }
 
-Status check_rules(const Graph& graph) {
-  std::set<std::string_view> missing;
-  for (const Node& n : graph.nodes()) {
-    if (!has_rule(n.op)) missing.insert(op_name(n.op));
-  }
-  if (missing.empty()) return ok_status();
-  return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
-                    fmt::join(missing, ", "));
-}
-
 // Strategies of representatives are built once and copied to their members.
 Expected<StrategyGraph> build_strategies(const Graph& graph, const DeviceMesh& mesh,
                                          const HardwareProfile& hw,
                                          const std::vector<NodeId>& rep) {
-  if (Status s = check_rules(graph); !s) return s.error();
+  if (Status s = check_op_rules(graph); !s) return s.error();
   StrategyGraph sg;
   sg.mesh = mesh;
   sg.nodes.resize(static_cast<size_t>(graph.size()));

@@ -124,17 +124,20 @@ Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const 
   return ns;
 }
 
-Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,
-                                             const HardwareProfile& hw,
-                                             const ShardingOptions& options) {
+Status check_op_rules(const Graph& graph) {
   std::set<std::string_view> missing;
   for (const Node& n : graph.nodes()) {
     if (!has_rule(n.op)) missing.insert(op_name(n.op));
   }
-  if (!missing.empty()) {
-    return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
-                      fmt::join(missing, ", "));
-  }
+  if (missing.empty()) return ok_status();
+  return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
+                    fmt::join(missing, ", "));
+}
+
+Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,
+                                             const HardwareProfile& hw,
+                                             const ShardingOptions& options) {
+  if (Status s = check_op_rules(graph); !s) return s.error();
   StrategyGraph sg;
   sg.mesh = mesh;
   sg.nodes.reserve(static_cast<size_t>(graph.size()));

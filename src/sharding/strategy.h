@@ -70,6 +70,10 @@ struct StrategyGraph {
   std::vector<NodeStrategies> nodes;  // by NodeId
 };
 
+// Fails listing every op of the graph that has no sharding rule (never a
+// silent replicate).
+Status check_op_rules(const Graph& graph);
+
 // Every node's strategies. Fails listing every node whose op has no rule.
 Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,
                                              const HardwareProfile& hw,
