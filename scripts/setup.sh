@@ -38,11 +38,12 @@ PACKAGES=(
   libtorch-dev
   nlohmann-json3-dev
   openmpi-bin
-  # ---- Later issues append their packages below this line, with the issue ----
-  # python3-torch        (#7 PyTorch importer)
-  # python3-torchvision  (#7 PyTorch importer)
-  # graphviz             (#8 reports)
-  # chromium             (#8 reports)
+  # the PyTorch exporter (python/), run with /usr/bin/python3
+  python3-torch
+  python3-torchvision
+  # reports: SVG through Graphviz, the HTML report checked in headless Chromium
+  chromium
+  graphviz
 )
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
