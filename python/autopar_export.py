@@ -140,6 +140,7 @@ class _Writer:
         self.param_names = names
         self.num_inputs = num_inputs
         self.input_names = input_names
+        self.param_nodes = []  # autopar names of the param placeholders, in order
 
     def ref(self, n):
         return self.rename[n]
@@ -148,12 +149,18 @@ class _Writer:
         np_ = len(self.param_names)
         if index < np_:
             kind, target = "param", self.param_names[index]
+            self.param_nodes.append(None)
         elif index < np_ + self.num_inputs:
             kind, target = "input", self.input_names[index - np_]
         else:
             kind, target = "tangent", None
         name = (target or "tangent").replace(".", "_")
+        taken = {n.name for n in self.gm.graph.nodes if n.op != "placeholder"}
+        while name in taken or name in self.rename.values():
+            name += "_"   # an fx op node already has this name
         self.rename[node] = name
+        if kind == "param":
+            self.param_nodes[-1] = name
         entry = {"name": name, "op": "placeholder", "kind": kind}
         if target:
             entry["target"] = target
@@ -171,6 +178,8 @@ class _Writer:
             return
         if node.target is operator.getitem and node.args[0] in self.splits:
             return self._split_slice(node)
+        if node.target is operator.getitem and _node_val(node) is None:
+            return  # an output an output_mask turned off; nothing reads it
         schema = None if node.target is operator.getitem else node.target._schema
         inputs, attrs = [], {}
         if schema is None:
@@ -196,6 +205,8 @@ class _Writer:
                 attrs[arg.name] = _value(v)
         if op == "aten._reshape_alias.default":   # a view with strides: autopar is contiguous
             op, attrs = "aten.view.default", {"size": attrs["size"]}
+        if op in ("aten.expand.default", "aten.view.default", "aten._unsafe_view.default"):
+            attrs["size"] = [int(d) for d in _node_val(node).shape]   # no -1: sizes as traced
         if op in _SCALAR_FORMS and len(inputs) == 1:
             op = _SCALAR_FORMS[op]
         if op == "aten.gelu.default" and attrs.get("approximate") == "none":
@@ -219,7 +230,12 @@ class _Writer:
 
     def _emit(self, node, op, inputs, attrs):
         val = _node_val(node)
-        outs = [_meta(v) for v in val] if isinstance(val, (list, tuple)) else [_meta(val)]
+        if isinstance(val, (list, tuple)):
+            # An output an output_mask turns off (None) is f32[0]-like: keeps positions.
+            dtype = next(_meta(v)["dtype"] for v in val if v is not None)
+            outs = [_meta(v) if v is not None else {"shape": [0], "dtype": dtype} for v in val]
+        else:
+            outs = [_meta(val)]
         entry = {"name": node.name, "op": op}
         scope = node.meta.get("autopar_scope")
         if scope is None and node.target is operator.getitem:
@@ -248,8 +264,8 @@ def graph_json(gm, names, num_inputs, input_names, graph_name):
         elif node.op == "output":
             loss, *grads = node.args[0]
             outputs.append({"node": w.ref(loss), "kind": "loss"})
-            for name, g in zip(names, grads):
-                outputs.append({"node": w.ref(g), "kind": "grad", "param": name.replace(".", "_")})
+            for param, g in zip(w.param_nodes, grads):
+                outputs.append({"node": w.ref(g), "kind": "grad", "param": param})
         else:
             raise ValueError(f"unexpected fx node {node.op} {node.name}: export traces with make_fx, "
                              "which should only give placeholders and call_function nodes")

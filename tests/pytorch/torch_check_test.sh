@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Exports MODEL with PyTorch's values, runs it on NP ranks with
+# --check-against-torch, and expects the "torch check: ... OK" line.
+#   torch_check_test.sh AUTOPAR NP MODEL [autopar run args...]
+# Exit 77 (CTest: skipped) when /usr/bin/python3 cannot import torch.
+set -u
+cli=$1 np=$2 model=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "SKIP: /usr/bin/python3 cannot import torch"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+/usr/bin/python3 "$here/export_models.py" "$dir" "$model" || { echo "FAIL: export"; exit 1; }
+out=$(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
+  -x OPENBLAS_NUM_THREADS=1 "$cli" run --graph "$dir/$model.json" \
+  --check-against-torch "$dir/$model.values" "$@" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+echo "$out" | grep -q '^torch check: .*: OK$' || { echo "FAIL: no passing torch check line"; exit 1; }
