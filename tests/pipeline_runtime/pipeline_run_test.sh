@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Launches `autopar pipeline` under mpirun and checks the outcome.
+#   pipeline_run_test.sh AUTOPAR EXPECT NP PATTERN [autopar pipeline args...]
+# EXPECT:
+#   ok        exit 0, one passing check line per step
+#   refuse    exit non-zero within 20 s, every rank prints "refusing to run:" and PATTERN,
+#             no step ran
+#   disagree  like refuse, but only rank 0 is given --stage-shapes PATTERN_FILE (MPMD launch);
+#             every rank must report the disagreement instead of hanging
+set -u
+cli=$1 expect=$2 np=$3 pattern=$4
+shift 4
+mpirun=(timeout 200 mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1
+        -x OPENBLAS_NUM_THREADS=1)
+start=$(date +%s)
+if [ "$expect" = disagree ]; then
+  file=$pattern
+  pattern="ranks disagree on pipeline shape inference"
+  out=$("${mpirun[@]}" -np 1 "$cli" pipeline "$@" --stage-shapes "$file" : \
+        -np $((np - 1)) "$cli" pipeline "$@" 2>&1)
+else
+  out=$("${mpirun[@]}" -np "$np" "$cli" pipeline "$@" 2>&1)
+fi
+rc=$?
+elapsed=$(($(date +%s) - start))
+echo "$out"
+echo "--- exit $rc after ${elapsed}s (expect $expect)"
+fail() { echo "FAIL: $*"; exit 1; }
+case $expect in
+  ok)
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    steps=$(echo "$out" | grep -c '^step [0-9]* loss ')
+    checks=$(echo "$out" | grep -c '^check: step .*: OK$')
+    [ "$steps" -ge 1 ] || fail "no step line"
+    [ "$checks" -eq "$steps" ] || fail "$checks passing check lines for $steps steps"
+    echo "$out" | grep -q '^peak activation bytes per rank: ' || fail "no peak activation line"
+    ;;
+  refuse | disagree)
+    [ "$rc" -ne 0 ] || fail "the job exited 0"
+    [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
+    [ "$elapsed" -le 20 ] || fail "the job took ${elapsed}s to end (limit 20 s)"
+    n=$(echo "$out" | grep -c "refusing to run: .*$pattern")
+    [ "$n" -eq "$np" ] || fail "$n of $np ranks printed the refusal ($pattern)"
+    echo "$out" | grep -q '^step ' && fail "computed before refusing"
+    ;;
+  *) fail "unknown expectation $expect" ;;
+esac
+echo PASS

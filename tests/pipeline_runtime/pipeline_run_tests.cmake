@@ -1,0 +1,34 @@
+# `autopar pipeline` jobs under mpirun (pipeline_run_test.sh), every one checked
+# against the single-process full-batch run. Small models keep the set short
+# on 2 cores: the mlp (2 hidden layers, or 6 for 8 stages) and llama3-debugmodel
+# with one layer per stage at batch 4, seq 16.
+set(MLP --model mlp --steps 2 --check)
+set(LLAMA --model llama3-debugmodel --batch 4 --seq 16 --steps 2 --check)
+
+# pipeline_run(NAME EXPECT NP PATTERN TIMEOUT args...)
+function(pipeline_run name expect np pattern timeout)
+  add_test(NAME pipeline_run_${name}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/pipeline_run_test.sh $<TARGET_FILE:autopar-full>
+            ${expect} ${np} ${pattern} ${ARGN})
+  set_tests_properties(pipeline_run_${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS 2)
+endfunction()
+
+# Every schedule on 2 and 4 ranks, 1 stage per rank (mlp) ...
+foreach(schedule gpipe 1f1b zb-h1 interleaved-1f1b)
+  pipeline_run(mlp_2_${schedule} ok 2 check 120 ${MLP} --schedule ${schedule} --microbatches 4)
+  pipeline_run(llama_4_${schedule} ok 4 check 180 ${LLAMA} --layers 2 --schedule ${schedule}
+               --microbatches 4)
+endforeach()
+# ... and 2 stages per rank (interleaved; the other schedules take one stage per rank).
+pipeline_run(mlp_4_interleaved_v2 ok 4 check 180 ${MLP} --layers 6 --schedule interleaved-1f1b
+             --stages-per-rank 2 --microbatches 4)
+pipeline_run(llama_2_interleaved_v2 ok 2 check 180 ${LLAMA} --layers 2 --schedule interleaved-1f1b
+             --stages-per-rank 2 --microbatches 4)
+
+# Given shapes: a wrong one is reported on every rank naming the stage and value;
+# ranks that disagree on inference all refuse instead of hanging.
+pipeline_run(wrong_stage_shape refuse 2 "stage 1 input 1: shape \\[16, 128\\] given, \\[16, 256\\] inferred"
+             60 --model mlp --schedule 1f1b --microbatches 2
+             --stage-shapes ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json)
+pipeline_run(ranks_disagree disagree 2 ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json 60
+             --model mlp --schedule 1f1b --microbatches 2)

@@ -1,0 +1,165 @@
+// `autopar pipeline`: pipeline-parallel training on this MPI job's ranks, one
+// rank per pipeline position, each holding --stages-per-rank stages:
+//   mpirun -np 4 autopar pipeline --model llama3-debugmodel --schedule 1f1b \
+//          --microbatches 8 --steps 2 --check
+// Every rank builds the model at the full batch (for the real inputs) and at
+// the microbatch size (the graph its stages run), the same stages and schedule,
+// then agrees on shape inference (pipeline_runtime/stage_setup.h) and runs the
+// steps (pipeline_runtime/pipeline_run.h). Refusals happen on every rank alike;
+// a failure on one rank during the run ends the job (MPI_Abort).
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_output.h"
+#include "cost/hardware.h"
+#include "commands.h"
+#include "graph_options.h"
+#include "pipeline_runtime/pipeline_run.h"
+
+namespace autopar {
+namespace {
+
+using pipeline::PipelineRunOptions;
+using pipeline::PipelineSetupOptions;
+
+struct PipelineCommandOptions {
+  GraphOptions graph;
+  std::string schedule = "1f1b";
+  int32_t microbatches = 0;
+  int32_t stages_per_rank = 1;
+  int64_t steps = 1;
+  double lr = 1e-3;
+  uint64_t seed = 0;
+  bool check = false;
+  std::string stage_shapes;
+  std::string balance = "auto";
+  std::string hardware = "cpu";
+};
+
+Expected<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read {}", path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// The microbatch size: every graph input's dim 0 divided by M.
+Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches) {
+  std::map<std::string, TensorMeta> inputs;
+  for (const Node& n : full.nodes()) {
+    if (n.is_placeholder() && n.kind == PlaceholderKind::kInput) inputs.emplace(n.name, n.meta());
+  }
+  Expected<std::map<std::string, TensorMeta>> micro = pipeline::microbatch_metas(inputs, microbatches);
+  if (!micro) return micro.error();
+  if (micro->empty()) return make_error("the model has no graph inputs to split into microbatches");
+  return micro->begin()->second.shape.at(0);
+}
+
+void print_summary(const pipeline::PipelineSetup& setup, const pipeline::PipelineRunResult& r,
+                   double inference_s) {
+  fmt::print("{}: {:.1f} ms on the slowest rank ({} metadata messages, {} direct hand-offs on rank 0)\n",
+             setup.inferred ? "shape inference" : "given stage shapes checked", inference_s * 1e3,
+             setup.meta_messages_sent, setup.direct_hand_offs);
+  for (size_t k = 0; k < r.steps.size(); ++k) {
+    fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks))\n", k + 1,
+               r.steps[k].makespan_s * 1e3, r.steps[k].bubble() * 100, r.steps[k].ranks);
+  }
+  fmt::print("peak activation bytes per rank: {}\n", fmt::join(r.peak_activation_bytes, " "));
+}
+
+int run_pipeline(const PipelineCommandOptions& o) {
+  Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
+  if (!session) return report_error(session.error().message);
+  Communicator world = Communicator::world();
+  const int rank = world.rank();
+  auto refuse = [&](const std::string& why) {
+    return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+  };
+  if (o.graph.model.empty()) return refuse("give --model");
+  if (o.microbatches < 1) return refuse("give --microbatches (at least 1)");
+  Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind(o.schedule);
+  if (!kind) return refuse(kind.error().message);
+  Expected<Graph> full = load_graph(o.graph);
+  if (!full) return refuse(full.error().message);
+  Expected<int64_t> rows = microbatch_rows(*full, o.microbatches);
+  if (!rows) return refuse(rows.error().message);
+  GraphOptions small = o.graph;
+  small.batch = *rows;
+  Expected<Graph> micro = load_graph(small);
+  if (!micro) return refuse(micro.error().message);
+  Expected<HardwareProfile> hardware = load_hardware(o.hardware);
+  if (!hardware) return refuse(hardware.error().message);
+  PipelineSetupOptions setup_options{*kind, o.microbatches, o.stages_per_rank, std::nullopt,
+                                     &*hardware, std::nullopt};
+  if (o.balance != "auto") {
+    setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
+                                                : pipeline::StageBalance::kCount;
+  }
+  if (!o.stage_shapes.empty()) {
+    // Only this rank may have the file: its errors end the job, never a hang.
+    Expected<std::string> text = read_text(o.stage_shapes);
+    if (!text) world.abort(text.error().message);
+    auto given = pipeline::parse_stage_shapes(*text);
+    if (!given) world.abort(fmt::format("{}: {}", o.stage_shapes, given.error().message));
+    setup_options.stage_shapes = std::move(*given);
+  }
+  Expected<pipeline::PipelineSetup> setup = pipeline::setup_pipeline(*full, *micro, world, setup_options);
+  if (!setup) return refuse(setup.error().message);
+  Expected<double> inference_s = world.max_over_ranks(setup->inference_s);
+  if (!inference_s) world.abort(inference_s.error().message);
+  if (rank == 0) {
+    fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
+               "sgd lr {:g}, seed {}\n",
+               full->name, world.size(), setup->stages.size(), o.schedule, o.microbatches, *rows,
+               o.steps, o.lr, o.seed);
+    std::fflush(stdout);
+  }
+  PipelineRunOptions run{o.steps, o.lr, o.seed, o.check, {}};
+  Expected<pipeline::PipelineRunResult> result =
+      pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
+  if (!result) world.abort(result.error().message);
+  if (rank == 0) print_summary(*setup, *result, *inference_s);
+  std::fflush(stdout);
+  if (!result->check_ok) {
+    return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
+                                    result->worst_ratio));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_pipeline_command(CLI::App& parent) {
+  auto o = std::make_shared<PipelineCommandOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "pipeline", "Pipeline-parallel training on MPI ranks (mpirun -np P autopar pipeline ...), "
+                  "optionally checked against the single-process model");
+  add_graph_options(*app, o->graph);
+  app->add_option("--schedule", o->schedule, "gpipe, 1f1b, interleaved-1f1b or zb-h1")
+      ->capture_default_str();
+  app->add_option("--microbatches", o->microbatches, "Microbatches M (the batch is split by M)")
+      ->required();
+  app->add_option("--stages-per-rank", o->stages_per_rank, "Stages per rank V")->capture_default_str();
+  app->add_option("--steps", o->steps, "Training steps")->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--lr", o->lr, "SGD learning rate")->capture_default_str();
+  app->add_option("--seed", o->seed, "Seed of the initial values and the data")->capture_default_str();
+  app->add_flag("--check", o->check,
+                "Compare the loss and every gradient with the single-process full-batch run");
+  app->add_option("--stage-shapes", o->stage_shapes,
+                  "JSON of each stage's input/output metas: skip inference, check them instead")
+      ->type_name("FILE");
+  app->add_option("--balance", o->balance,
+                  "Cut stages by layer count or by cost; auto: count, else cost when the layers "
+                  "cannot be spread evenly")
+      ->check(CLI::IsMember({"auto", "cost", "count"}))
+      ->capture_default_str();
+  app->add_option("--hardware", o->hardware, "Profile for --balance cost")->capture_default_str();
+  return Command{app, [o] { return run_pipeline(*o); }};
+}
+
+}  // namespace autopar
