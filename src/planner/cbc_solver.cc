@@ -1,11 +1,15 @@
 #include "planner/cbc_solver.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string_view>
+#include <thread>
 
 #include <coin/Cbc_C_Interface.h>
 #include <coin/Clp_C_Interface.h>
@@ -42,6 +46,100 @@ class QuietStdout {
 
  private:
   int saved_ = -1;
+};
+
+// Model units -> seconds for progress reports (ilp_model.h scales the costs).
+struct ObjectiveMap {
+  double scale = 1;
+  double constant = 0;
+  double operator()(double v) const { return v / scale + constant; }
+};
+
+void report(const ProgressCallback& cb, const char* stage, std::chrono::steady_clock::time_point start,
+            std::optional<double> objective, std::optional<double> bound) {
+  SolveProgress p;
+  p.stage = stage;
+  p.elapsed_s = seconds_since(start);
+  p.objective = objective;
+  p.best_bound = bound;
+  if (objective && bound) p.gap = std::max(0.0, (*objective - *bound) / std::max(std::abs(*objective), 1e-300));
+  cb(p);
+}
+
+// While CBC runs with a progress callback, its log (stdout) goes into a pipe
+// that a helper thread reads: the incumbent and bound come from its lines
+// ("Integer solution of X", "After N nodes, ..., X best solution, best
+// possible Y"), and a report goes out at most every kProgressPeriodMs even
+// when CBC is silent. The C API's message callback never sees CBC's own
+// branch-and-bound messages (only Clp's), hence the log.
+class CbcLogProgress {
+ public:
+  static constexpr int kProgressPeriodMs = 250;
+
+  CbcLogProgress(const ProgressCallback& cb, std::chrono::steady_clock::time_point start, ObjectiveMap map)
+      : cb_(cb), start_(start), map_(map) {
+    int fds[2];
+    std::fflush(stdout);
+    if (pipe(fds) != 0) return;
+    saved_ = dup(STDOUT_FILENO);
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[1]);
+    read_fd_ = fds[0];
+    reader_ = std::thread([this] { read_log(); });
+  }
+  ~CbcLogProgress() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);  // closes the pipe's last write end: the reader sees EOF
+    close(saved_);
+    reader_.join();
+    close(read_fd_);
+  }
+  CbcLogProgress(const CbcLogProgress&) = delete;
+  CbcLogProgress& operator=(const CbcLogProgress&) = delete;
+
+ private:
+  void parse(const char* line) {
+    if (const char* at = std::strstr(line, "Integer solution of ")) {
+      objective_ = map_(std::strtod(at + std::strlen("Integer solution of "), nullptr));
+    }
+    double best = 0, possible = 0;
+    if (const char* at = std::strstr(line, "After ");
+        at && std::sscanf(at, "After %*d nodes, %*d on tree, %lf best solution, best possible %lf",
+                          &best, &possible) == 2) {
+      if (best < 1e49) objective_ = map_(best);
+      bound_ = map_(possible);
+    }
+  }
+  void read_log() {
+    std::string pending;
+    char buffer[4096];
+    auto last = std::chrono::steady_clock::now();
+    for (;;) {
+      pollfd fd{read_fd_, POLLIN, 0};
+      int ready = poll(&fd, 1, kProgressPeriodMs);
+      if (ready > 0) {
+        ssize_t n = read(read_fd_, buffer, sizeof(buffer));
+        if (n <= 0) return;
+        pending.append(buffer, static_cast<size_t>(n));
+        for (size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1)) {
+          parse(pending.substr(0, eol).c_str());
+        }
+      }
+      if (std::chrono::steady_clock::now() - last >= std::chrono::milliseconds(kProgressPeriodMs)) {
+        report(cb_, "branch and bound", start_, objective_, bound_);
+        last = std::chrono::steady_clock::now();
+      }
+    }
+  }
+
+  const ProgressCallback& cb_;
+  std::chrono::steady_clock::time_point start_;
+  ObjectiveMap map_;
+  int saved_ = -1;
+  int read_fd_ = -1;
+  std::thread reader_;
+  std::optional<double> objective_, bound_;
 };
 
 Cbc_Model* load(const IlpModel& m) {
@@ -81,18 +179,25 @@ const char* to_string(SolveStatus status) {
   return "?";
 }
 
-CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
+namespace {
+
+CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
+                         std::chrono::steady_clock::time_point progress_start, ObjectiveMap map) {
   auto start = std::chrono::steady_clock::now();
   CbcRun run;
   Cbc_Model* cbc = load(m);
-  Cbc_setLogLevel(cbc, o.verbose ? 1 : 0);
+  const bool progress = o.progress && !o.verbose;
+  Cbc_setLogLevel(cbc, o.verbose || progress ? 1 : 0);
   Cbc_setParameter(cbc, "timeMode", "elapsed");  // "sec" is CPU time otherwise
   Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
   Cbc_setParameter(cbc, "threads", fmt::format("{}", o.threads).c_str());
   Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
   for (const auto& [name, value] : o.cbc_parameters)
     Cbc_setParameter(cbc, name.c_str(), value.c_str());
-  {
+  if (progress) {
+    CbcLogProgress log(o.progress, progress_start, map);
+    Cbc_solve(cbc);
+  } else {
     QuietStdout quiet(!o.verbose);
     Cbc_solve(cbc);
   }
@@ -106,6 +211,12 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   Cbc_deleteModel(cbc);
   run.seconds = seconds_since(start);
   return run;
+}
+
+}  // namespace
+
+CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
+  return run_cbc_reporting(m, o, std::chrono::steady_clock::now(), ObjectiveMap{});
 }
 
 bool solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run) {
@@ -171,6 +282,7 @@ Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptio
 Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
   if (Status valid = validate(p); !valid) return valid.error();
   auto start = std::chrono::steady_clock::now();
+  const auto solve_start = start;  // progress reports count from here
   ReducedProblem r = presolve(p);
   SolveStats stats;
   stats.nodes = static_cast<int32_t>(p.nodes.size());
@@ -203,9 +315,11 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
     s.best_bound = r.constant_cost;
   } else {
     CbcRun run;
+    const ObjectiveMap map{m.objective_scale, r.constant_cost};
+    if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
     bool done = o.lp_first && solve_integral_relaxation(m, o, run);
     double lp_s = run.seconds;
-    if (!done) run = run_cbc(m, o);
+    if (!done) run = run_cbc_reporting(m, o, solve_start, map);
     stats.solve_s = run.seconds + (done ? 0 : lp_s);
     if (run.status == SolveStatus::kInfeasible) {
       Solution bad = infeasible(p, r, o, p.has_memory_limit()
@@ -227,6 +341,7 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
   s.assignment = expand(r, choice);
   fill_from_assignment(p, s);
   s.stats = stats;
+  if (o.progress) report(o.progress, "done", solve_start, s.objective, s.best_bound);
   return s;
 }
 

@@ -2,6 +2,7 @@
 // cannot fit, by how much. The ILP itself is written out in problem.h.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,19 @@ enum class SolveStatus {
 
 const char* to_string(SolveStatus status);
 
+// Where a running solve stands, for a live status line. The solver never
+// draws it: the CLI does (tools/autopar/progress.h), only on a terminal.
+struct SolveProgress {
+  const char* stage = "";   // "lp relaxation", "branch and bound", "done"
+  double elapsed_s = 0;     // since the solve started
+  std::optional<double> objective;   // best incumbent (seconds), when there is one
+  std::optional<double> best_bound;  // no assignment costs less, when known
+  std::optional<double> gap;         // (objective - bound) / |objective|, with both
+};
+// Called from the solving thread or, while CBC runs, from one helper thread
+// reading its log (never two calls at once), a few times a second at most.
+using ProgressCallback = std::function<void(const SolveProgress&)>;
+
 struct SolverOptions {
   double time_limit_s = 60;
   int threads = 1;
@@ -31,6 +45,7 @@ struct SolverOptions {
   bool lp_first = true;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
+  ProgressCallback progress;  // empty: no progress reports
 };
 
 struct NodeBytes {
