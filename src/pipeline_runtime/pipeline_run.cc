@@ -133,7 +133,7 @@ Expected<Comparison> compare_step(const Graph& micro, const PipelineSetup& setup
         return s.error();
       }
     }
-    c.add((got - want).abs().max().item<double>(), want.abs().max().item<double>(), tol);
+    c.add(got.sub(want).abs().max().item<double>(), want.abs().max().item<double>(), tol);
   }
   if (world.rank() == 0) c.add(std::abs(loss - ref->loss), std::abs(ref->loss), tol);
   double verdict[2] = {c.max_error, c.worst_ratio};
@@ -186,7 +186,7 @@ Expected<StepTiming> step_timing(const Communicator& world, double step_s, doubl
   return t;
 }
 
-void sgd(at::Tensor& param, const at::Tensor& grad, double lr) { param.sub_(grad * lr); }
+void sgd(at::Tensor& param, const at::Tensor& grad, double lr) { param.sub_(grad.mul(lr)); }
 
 }  // namespace
 
@@ -214,7 +214,7 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
     if (!loss) return loss.error();
     std::map<std::string, at::Tensor> grads;
     for (const auto& [id, sum] : worker->grad_sums()) {
-      grads[param_name(micro.node(id))] = sum / setup.lowered.num_microbatches;
+      grads[param_name(micro.node(id))] = sum.div(setup.lowered.num_microbatches);
     }
     if (rank == 0) fmt::print("step {} loss {:.6f}\n", step, *loss);
     if (o.check) {

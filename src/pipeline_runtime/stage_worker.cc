@@ -158,8 +158,7 @@ Status StageWorker::forward(StageIdx stage, MicrobatchIdx mb) {
   }
   if (Status ok = run_nodes(s, p.forward, keep_after_f_.at(stage)); !ok) return ok;
   if (p.loss != kNoNode) {
-    loss_sum_ += store_.get(s, p.loss).at(0).item<double>();
-    store_.drop(s, p.loss);
+    loss_sum_ += store_.get(s, p.loss).at(0).item<double>();  // freed with the backward
   }
   StageIdx next = stage + 1;
   if (next < setup_.lowered.num_stages &&

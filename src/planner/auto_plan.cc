@@ -6,6 +6,7 @@
 
 #include "memory/liveness.h"
 #include "planner/cbc_solver.h"
+#include "planner/followers.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem_builder.h"
 
@@ -123,6 +124,11 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
   build_options.memory_budget = plan.summary.memory_budget;
   BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, live, cache, build_options);
+  if (options.fold_followers) {
+    std::vector<planner::Follow> followers = find_followers(graph, plan.strategies, rep, *allowed);
+    plan.solver.folded_followers = static_cast<int32_t>(followers.size());
+    for (planner::Follow& f : followers) built.problem.follows.push_back(std::move(f));
+  }
   if (Status s = planner::validate(built.problem); !s) {
     return make_error("internal error: the sharding problem is malformed: {}", s.error().message);
   }

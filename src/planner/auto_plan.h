@@ -42,6 +42,7 @@ struct PlanOptions {
   std::vector<PinSpec> pins;
   planner::SolverOptions solver;
   bool share_layers = true;
+  bool fold_followers = true;  // views / unary pointwise ops follow their producer (followers.h)
   std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
   std::string label = "solved";  // "solved" or the baseline's name
 };
@@ -95,6 +96,7 @@ struct SolverReport {
   int32_t problem_edges = 0;    // after merging repeated layers
   int32_t unreduced_edges = 0;  // one per operand plus gradient pairings
   int32_t shared_layers = 0;
+  int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
   int32_t memory_points = 0;    // time points given to the solver
   planner::SolveStats stats;
   std::string message;

@@ -32,6 +32,25 @@ TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
 }
 
+// Folding is a restriction (followers.h): these small configs check that it
+// costs nothing where the unfolded ILP is solvable to optimality quickly.
+TEST(AutoPlan, FoldingFollowersKeepsTheOptimumOnSmallConfigs) {
+  for (const auto& [name, mesh] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"mlp", {2, 4}}, {"llama3-debugmodel", {2}}, {"llama3-debugmodel", {2, 2}}}) {
+    Graph g = name == "mlp" ? model(name, 2, 0, 0) : model(name, 1, 4, 16);
+    PlanOptions folded = options(mesh);
+    PlanOptions unfolded = folded;
+    unfolded.fold_followers = false;
+    Plan a = plan_or_die(g, folded);
+    Plan b = plan_or_die(g, unfolded);
+    EXPECT_GT(a.solver.folded_followers, 0) << name;
+    EXPECT_EQ(b.solver.folded_followers, 0) << name;
+    EXPECT_LT(a.solver.stats.reduced_nodes, b.solver.stats.reduced_nodes) << name;
+    EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s)
+        << name << " on " << mesh.size() << "-D mesh";
+  }
+}
+
 TEST(AutoPlan, SolvedPlanIsNeverWorseThanAnyBaseline) {
   for (const auto& [name, mesh] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"mlp", {2, 4}}, {"llama3-debugmodel", {2}}}) {

@@ -11,10 +11,11 @@ namespace autopar::pipeline {
 namespace {
 
 // llama3-debugmodel at batch 2, seq 16: dim 256, so the residual stream
-// between layers is f32 [2, 16, 256].
+// between layers is f32 [2, 16, 256]. The mlp at its defaults, with `layers`
+// hidden layers.
 Graph model(const std::string& name, int64_t layers) {
   ModelOptions o{name, 2, 16, layers, std::nullopt};
-  if (name == "mlp") o = {name, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  if (name == "mlp") o = {name, std::nullopt, std::nullopt, layers, std::nullopt};
   Expected<Graph> g = build_model(o);
   EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
   return std::move(*g);
@@ -65,8 +66,8 @@ void expect_sound_partition(const std::string& name, int64_t layers, int32_t num
   EXPECT_NE(programs->back().loss, kNoNode);
 }
 
-TEST(Partition, MlpInTwoStagesGivesEveryBackwardNodeOneStage) { expect_sound_partition("mlp", 0, 2); }
-TEST(Partition, MlpInFourStagesGivesEveryBackwardNodeOneStage) { expect_sound_partition("mlp", 0, 4); }
+TEST(Partition, MlpInTwoStagesGivesEveryBackwardNodeOneStage) { expect_sound_partition("mlp", 2, 2); }
+TEST(Partition, MlpInFourStagesGivesEveryBackwardNodeOneStage) { expect_sound_partition("mlp", 4, 4); }
 TEST(Partition, LlamaInTwoStagesGivesEveryBackwardNodeOneStage) {
   expect_sound_partition("llama3-debugmodel", 2, 2);
 }

@@ -1,6 +1,6 @@
 // `autopar pipeline`: pipeline-parallel training on this MPI job's ranks, one
 // rank per pipeline position, each holding --stages-per-rank stages:
-//   mpirun -np 4 autopar pipeline --model llama3-debugmodel --schedule 1f1b \
+//   mpirun -np 4 autopar pipeline --model llama3-debugmodel --schedule 1f1b
 //          --microbatches 8 --steps 2 --check
 // Every rank builds the model at the full batch (for the real inputs) and at
 // the microbatch size (the graph its stages run), the same stages and schedule,
