@@ -51,6 +51,15 @@ Json nodes_json(const Graph& graph, const Plan& plan) {
               {"dtype", dtype_name(node.meta().dtype)},
               {"placement", placement_list(out_sharding(plan, v))}, {"inputs", inputs},
               {"compute_s", node_compute(plan, v)}};
+    // "placement" stays output 0's (readers of version 1); a node with several
+    // outputs (nll_loss_forward, the attention ops) also lists each one's.
+    if (node.outputs.size() > 1) {
+      Json outs = Json::array();
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        outs.push_back(placement_list(out_sharding(plan, v, static_cast<int>(o))));
+      }
+      j["output_placements"] = std::move(outs);
+    }
     nodes.push_back(std::move(j));
   }
   return nodes;
@@ -118,6 +127,7 @@ Json solver_json(const Plan& plan, bool timings) {
             {"problem_edges", r.problem_edges},
             {"reduced_edges", r.stats.reduced_edges},
             {"shared_layers", r.shared_layers},
+            {"folded_followers", r.folded_followers},
             {"memory_points", r.memory_points}};
   if (timings) {
     j["time_s"] = r.time_s;

@@ -63,9 +63,10 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
   out += fmt::format("  solver         {}, objective {}, gap {:.2g}, {} variables, {} constraints, "
                      "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
                      r.stats.constraints, r.stats.memory_rows);
-  out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared\n",
+  out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared; "
+                     "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,
-                     r.shared_layers);
+                     r.shared_layers, r.folded_followers);
   out += fmt::format("  time           build {:.3f} s, solve {:.3f} s\n", r.build_s, r.time_s);
   return out;
 }
