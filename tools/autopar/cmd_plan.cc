@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "graph_options.h"
 #include "plan_options.h"
+#include "planner/plan_dtensor.h"
 #include "planner/plan_output.h"
 
 namespace autopar {
@@ -33,6 +34,8 @@ int run_plan(PlanCommandOptions& options) {
   std::string text;
   if (options.format == "json") {
     text = plan_to_json(*graph, *plan, options.timings);
+  } else if (options.format == "dtensor") {
+    text = plan_to_dtensor_json(*graph, *plan);
   } else if (options.format == "annotated") {
     text = plan_to_annotated(*graph, *plan);
   } else {
@@ -56,8 +59,9 @@ Command add_plan_command(CLI::App& parent) {
   add_plan_options(*app, options->plan);
   app->add_option("--format", options->format,
                   "summary: a table for people; annotated: the graph with each node's "
-                  "placements and costs; json: the plan (docs/plan-format.md)")
-      ->check(CLI::IsMember({"annotated", "json", "summary"}))
+                  "placements and costs; json: the plan (docs/plan-format.md); dtensor: parameter and "
+                  "module-boundary placements in PyTorch DTensor terms (docs/pytorch.md)")
+      ->check(CLI::IsMember({"annotated", "dtensor", "json", "summary"}))
       ->capture_default_str();
   app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
   app->add_flag("--timings", options->timings,
