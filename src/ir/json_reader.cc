@@ -3,6 +3,8 @@
 // op table can derive (shapes, dtypes, getitem use, loss and gradient metas).
 // No exception leaves this file: nlohmann is used through its non-throwing
 // accessors, and parse errors are caught and turned into messages.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -230,6 +232,37 @@ Status read_header(const Json& root, std::string& name) {
   return ok_status();
 }
 
+// One error for every op name the op table lacks, with counts, so an exported
+// model's missing ops show at once rather than one per run. A single unknown
+// node falls through to read_node's message (with its "did you mean").
+Status check_ops_known(const Json& nodes) {
+  struct Unknown {
+    std::string op;
+    int count = 0;
+    size_t first = 0;
+  };
+  std::vector<Unknown> unknown;
+  int total = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Json* op = nodes[i].is_object() ? field(nodes[i], "op") : nullptr;
+    if (op == nullptr || !op->is_string()) continue;
+    const std::string& name = op->get_ref<const std::string&>();
+    if (find_op(name)) continue;
+    auto it = std::find_if(unknown.begin(), unknown.end(), [&](const Unknown& u) { return u.op == name; });
+    if (it == unknown.end()) it = unknown.insert(unknown.end(), Unknown{name, 0, i});
+    ++it->count;
+    ++total;
+  }
+  if (total < 2) return ok_status();
+  std::sort(unknown.begin(), unknown.end(), [](const Unknown& a, const Unknown& b) { return a.op < b.op; });
+  std::string list;
+  for (const Unknown& u : unknown) {
+    list += fmt::format("\n  {} x{} (first at nodes[{}])", u.op, u.count, u.first);
+  }
+  return make_error("unsupported ops: {} nodes use {} ops the op table lacks (src/ir/op_table.cc; "
+                    "covered ops: docs/pytorch.md):{}", total, unknown.size(), list);
+}
+
 Expected<Graph> read_document(const Json& root) {
   std::string name;
   if (Status s = read_header(root, name); !s) return s.error();
@@ -242,6 +275,7 @@ Expected<Graph> read_document(const Json& root) {
   if (!(*outputs)->is_array()) {
     return Where{"outputs", ""}.error("expected an array, got {}", describe(**outputs));
   }
+  if (Status s = check_ops_known(**nodes); !s) return s.error();
   Reader reader(**nodes);
   reader.graph().name = std::move(name);
   for (size_t i = 0; i < (*nodes)->size(); ++i) {
