@@ -154,6 +154,7 @@ Expected<NodeExplanation> explain_node(const Graph& graph, const Plan& plan, con
     }
     best_other = std::min(best_other, c.local_s());
     c.pinned.pins = pins_for(node, ns, c.strategy);
+    if (!explain.only_output.empty() && to_string(ns.output(c.strategy, 0)) != explain.only_output) continue;
     if (explain.max_resolves >= 0 && resolves >= explain.max_resolves) continue;
     ++resolves;
     c.pinned = resolve_with_pins(graph, options, c.pinned.pins);

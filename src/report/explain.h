@@ -59,6 +59,9 @@ struct NodeExplanation {
 
 struct ExplainOptions {
   int32_t max_resolves = 5;  // < 0: every other strategy
+  // Non-empty: re-solve only strategies whose output prints as this (e.g.
+  // "RR"), to ask "what would forcing this output cost?".
+  std::string only_output;
 };
 
 // Errors: an unknown node name (with close names), a plan without a choice.

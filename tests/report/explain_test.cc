@@ -73,7 +73,7 @@ TEST(Explain, ChosenIncomingCostsAddUpToThePlansCommunication) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   double incoming = 0, outgoing = 0;
   for (const Node& n : g.nodes()) {
-    Expected<NodeExplanation> e = explain_node(g, *plan, o, n.name, ExplainOptions{.max_resolves = 0});
+    Expected<NodeExplanation> e = explain_node(g, *plan, o, n.name, ExplainOptions{.max_resolves = 0, .only_output = ""});
     ASSERT_TRUE(e.ok()) << e.error().message;
     const StrategyCost& c = e->strategies[static_cast<size_t>(e->chosen)];
     EXPECT_TRUE(c.chosen);
@@ -90,7 +90,7 @@ TEST(Explain, StrategiesAreSortedByLocalCostAndTheMarginComparesWithTheBestOther
   o.memory_budget_bytes.reset();
   Expected<Plan> plan = make_plan(g, o);
   ASSERT_TRUE(plan.ok());
-  Expected<NodeExplanation> e = explain_node(g, *plan, o, "embedding", ExplainOptions{.max_resolves = 1});
+  Expected<NodeExplanation> e = explain_node(g, *plan, o, "embedding", ExplainOptions{.max_resolves = 1, .only_output = ""});
   ASSERT_TRUE(e.ok());
   ASSERT_GE(e->strategies.size(), 2u);
   double best_other = 1e300;

@@ -43,6 +43,7 @@ std::vector<Command> add_commands(CLI::App& app) {
       // that needs libtorch/MPI goes in the AUTOPAR_FULL block, in
       // kFullOnlyCommands, and only in autopar-full's sources.
       add_compare_command(app),
+      add_explain_command(app),
       add_graph_command(app),
       add_plan_command(app),
       add_schedule_command(app),

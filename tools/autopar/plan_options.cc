@@ -2,6 +2,7 @@
 
 #include "cli_output.h"
 #include "progress.h"
+#include "progress.h"
 #include "planner/baselines.h"
 #include "sharding/mesh.h"
 
@@ -36,6 +37,7 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_option("--threads", o.threads, "Solver threads")->capture_default_str();
   app.add_option("--dump-ilp", o.dump_ilp, "Write the ILP to FILE (.lp for LP format, else MPS)")
       ->type_name("FILE");
+  app.add_flag("--quiet", o.quiet, "No solver progress line on stderr (shown only on a terminal)");
   app.add_flag("--quiet", o.quiet, "No solver progress line on stderr (shown only on a terminal)");
   app.add_flag("--no-share-layers", o.no_share_layers,
                "Give every layer its own variables (slower; for checking the reduction)");
@@ -86,6 +88,7 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   if (cli.threads < 1) return make_error("--threads must be at least 1, got {}", cli.threads);
   options.solver.time_limit_s = cli.time_limit_s;
   options.solver.threads = cli.threads;
+  options.solver.progress = terminal_progress(stderr, cli.quiet);
   options.solver.progress = terminal_progress(stderr, cli.quiet);
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;

@@ -30,6 +30,7 @@ struct PlanCliOptions {
   std::string dump_ilp;
   bool no_share_layers = false;
   bool quiet = false;  // --quiet: no solver progress line on a terminal
+  bool quiet = false;  // --quiet: no solver progress line on a terminal
   bool no_fold_followers = false;
 };
 
