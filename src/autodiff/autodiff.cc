@@ -229,9 +229,23 @@ Expected<std::vector<NodeId>> checked_params(const Graph& fwd, const AutodiffReq
   return params;
 }
 
+// Ops of imported joint graphs (convolution, ...) have no gradient rule here;
+// differentiating through one must fail, not silently drop the gradient.
+Status refuse_imported_only(const Graph& fwd) {
+  for (NodeId id = 0; id < fwd.size(); ++id) {
+    const Node& node = fwd.node(id);
+    if (!is_imported_only(node.op)) continue;
+    return make_error("node '{}' ({}) has no gradient rule: the op appears only in imported joint "
+                      "graphs (export the training step with python/autopar_export.py instead)",
+                      node.name, op_name(node.op));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Expected<Graph> build_joint_graph(const Graph& forward, const AutodiffRequest& request) {
+  if (Status s = refuse_imported_only(forward); !s) return s.error();
   Expected<std::vector<NodeId>> params = checked_params(forward, request);
   if (!params) return params.error();
   Expected<Joint> joint = copy_forward(forward, request.loss);

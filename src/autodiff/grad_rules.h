@@ -56,6 +56,10 @@ GradFn grad_rule(OpId op);
 bool is_differentiable(OpId op);
 // The ops listed as having no gradient (leaves and backward-only ops), sorted by OpId.
 std::span<const OpId> non_differentiable_ops();
+// Ops that only imported joint graphs contain (their backward ops are traced
+// by PyTorch); they have no rule and autodiff refuses them. Sorted by OpId.
+std::span<const OpId> imported_only_ops();
+bool is_imported_only(OpId op);
 
 namespace grad {
 

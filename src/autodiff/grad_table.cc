@@ -25,6 +25,22 @@ constexpr std::array kNotDifferentiable = {
     OpId::kSdpaFlashCpuBackward,
 };
 
+// Ops that appear only in imported joint graphs (the PyTorch exporter traces
+// forward and backward together, so their gradients are already in the graph).
+// autopar's autodiff has no rule for them and refuses a forward graph that
+// uses one (build_joint_graph), rather than silently cutting the gradient.
+constexpr std::array kImportedOnly = {
+    // PyTorch import: CNN ops
+    OpId::kConvolution,
+    OpId::kConvolutionBackward,
+    OpId::kHardtanh,
+    OpId::kHardtanhBackward,
+    OpId::kMaxPool2dWithIndices,
+    OpId::kMaxPool2dWithIndicesBackward,
+    OpId::kNativeBatchNorm,
+    OpId::kNativeBatchNormBackward,
+};
+
 // clang-format off
 constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kPlaceholder, nullptr},
@@ -64,6 +80,15 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kNllLossForward, grad::nll_loss_forward},
   {OpId::kSdpaFlashCpu, grad::sdpa_flash_cpu},
   {OpId::kSdpaFlashCpuBackward, nullptr},
+  // PyTorch import: CNN ops
+  {OpId::kConvolution, nullptr},
+  {OpId::kConvolutionBackward, nullptr},
+  {OpId::kHardtanh, nullptr},
+  {OpId::kHardtanhBackward, nullptr},
+  {OpId::kMaxPool2dWithIndices, nullptr},
+  {OpId::kMaxPool2dWithIndicesBackward, nullptr},
+  {OpId::kNativeBatchNorm, nullptr},
+  {OpId::kNativeBatchNormBackward, nullptr},
 }};
 // clang-format on
 
@@ -72,16 +97,23 @@ constexpr bool listed_not_differentiable(OpId id) {
          kNotDifferentiable.end();
 }
 
+constexpr bool listed_imported_only(OpId id) {
+  return std::find(kImportedOnly.begin(), kImportedOnly.end(), id) != kImportedOnly.end();
+}
+
 constexpr bool table_is_complete() {
   for (int i = 0; i < kOpCount; ++i) {
     const GradEntry& entry = kRules[static_cast<size_t>(i)];
     if (static_cast<int>(entry.id) != i) return false;
-    if ((entry.fn == nullptr) != listed_not_differentiable(entry.id)) return false;
+    bool listed = listed_not_differentiable(entry.id) || listed_imported_only(entry.id);
+    if ((entry.fn == nullptr) != listed) return false;
   }
-  return std::is_sorted(kNotDifferentiable.begin(), kNotDifferentiable.end());
+  return std::is_sorted(kNotDifferentiable.begin(), kNotDifferentiable.end()) &&
+         std::is_sorted(kImportedOnly.begin(), kImportedOnly.end());
 }
 static_assert(table_is_complete(),
-              "every OpId needs a gradient rule or a place in kNotDifferentiable, in enum order");
+              "every OpId needs a gradient rule or a place in kNotDifferentiable or kImportedOnly, in "
+              "enum order");
 
 }  // namespace
 
@@ -90,5 +122,9 @@ GradFn grad_rule(OpId op) { return kRules[static_cast<size_t>(op)].fn; }
 bool is_differentiable(OpId op) { return grad_rule(op) != nullptr; }
 
 std::span<const OpId> non_differentiable_ops() { return kNotDifferentiable; }
+
+std::span<const OpId> imported_only_ops() { return kImportedOnly; }
+
+bool is_imported_only(OpId op) { return listed_imported_only(op); }
 
 }  // namespace autopar

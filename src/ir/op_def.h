@@ -66,6 +66,15 @@ enum class OpId : uint16_t {
   kNllLossForward,
   kSdpaFlashCpu,
   kSdpaFlashCpuBackward,
+  // PyTorch import: CNN ops (src/ir/ops/cnn.cc; only in imported joint graphs)
+  kConvolution,
+  kConvolutionBackward,
+  kHardtanh,
+  kHardtanhBackward,
+  kMaxPool2dWithIndices,
+  kMaxPool2dWithIndicesBackward,
+  kNativeBatchNorm,
+  kNativeBatchNormBackward,
   kCount
 };
 

@@ -39,6 +39,33 @@ constexpr AttrSpec kSdpaAttrs[] = {{"dropout_p", T::kScalar, false},
                               {"is_causal", T::kBool},
                               {"scale", T::kScalar, false}};
 
+// PyTorch import: CNN ops
+constexpr AttrSpec kConvolutionAttrs[] = {{"stride", T::kInts},
+                                     {"padding", T::kInts},
+                                     {"dilation", T::kInts},
+                                     {"transposed", T::kBool, false},
+                                     {"output_padding", T::kInts, false},
+                                     {"groups", T::kInt}};
+// output_mask: aten's bool[3] written as 0/1 ints (the JSON has no bool lists).
+constexpr AttrSpec kConvolutionBackwardAttrs[] = {{"bias_sizes", T::kInts, false},
+                                             {"stride", T::kInts},
+                                             {"padding", T::kInts},
+                                             {"dilation", T::kInts},
+                                             {"transposed", T::kBool, false},
+                                             {"output_padding", T::kInts, false},
+                                             {"groups", T::kInt},
+                                             {"output_mask", T::kInts, false}};
+constexpr AttrSpec kHardtanhAttrs[] = {{"min_val", T::kScalar, false}, {"max_val", T::kScalar, false}};
+constexpr AttrSpec kMaxPoolAttrs[] = {{"kernel_size", T::kInts},
+                                 {"stride", T::kInts, false},
+                                 {"padding", T::kInts, false},
+                                 {"dilation", T::kInts, false},
+                                 {"ceil_mode", T::kBool, false}};
+constexpr AttrSpec kBatchNormAttrs[] = {{"training", T::kBool}, {"momentum", T::kScalar}, {"eps", T::kScalar}};
+constexpr AttrSpec kBatchNormBackwardAttrs[] = {{"train", T::kBool},
+                                           {"eps", T::kScalar},
+                                           {"output_mask", T::kInts, false}};
+
 constexpr Traits kPw = kPointwise;
 constexpr Traits kBw = kBackward;
 
@@ -81,6 +108,15 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kNllLossForward, "aten.nll_loss_forward.default", 2, 2, kNllLossAttrs, kReduction, nll_loss_forward_shape, nll_loss_flops, sum_bytes},
   {OpId::kSdpaFlashCpu, "aten._scaled_dot_product_flash_attention_for_cpu.default", 3, 3, kSdpaAttrs, kMatmul, sdpa_shape, sdpa_flops, sdpa_bytes},
   {OpId::kSdpaFlashCpuBackward, "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", 6, 6, kSdpaAttrs, kMatmul | kBw, sdpa_backward_shape, sdpa_backward_flops, sdpa_bytes},
+  // PyTorch import: CNN ops
+  {OpId::kConvolution, "aten.convolution.default", 2, 3, kConvolutionAttrs, kMatmul, convolution_shape, convolution_flops, sum_bytes},
+  {OpId::kConvolutionBackward, "aten.convolution_backward.default", 3, 3, kConvolutionBackwardAttrs, kMatmul | kBw, convolution_backward_shape, convolution_backward_flops, sum_bytes},
+  {OpId::kHardtanh, "aten.hardtanh.default", 1, 1, kHardtanhAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kHardtanhBackward, "aten.hardtanh_backward.default", 2, 2, kHardtanhAttrs, kPw | kBw, grad_and_input_shape, pointwise_flops, sum_bytes},
+  {OpId::kMaxPool2dWithIndices, "aten.max_pool2d_with_indices.default", 1, 1, kMaxPoolAttrs, kReduction, max_pool2d_with_indices_shape, max_pool2d_flops, sum_bytes},
+  {OpId::kMaxPool2dWithIndicesBackward, "aten.max_pool2d_with_indices_backward.default", 3, 3, kMaxPoolAttrs, kBw, max_pool2d_with_indices_backward_shape, max_pool2d_backward_flops, sum_bytes},
+  {OpId::kNativeBatchNorm, "aten.native_batch_norm.default", 3, 5, kBatchNormAttrs, kReduction, native_batch_norm_shape, native_batch_norm_flops, sum_bytes},
+  {OpId::kNativeBatchNormBackward, "aten.native_batch_norm_backward.default", 5, 7, kBatchNormBackwardAttrs, kReduction | kBw, native_batch_norm_backward_shape, native_batch_norm_backward_flops, sum_bytes},
 }};
 // clang-format on
 

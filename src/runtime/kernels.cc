@@ -51,6 +51,15 @@ KernelFn kernel_for(OpId op) {
     case OpId::kNllLossForward: return nll_loss_forward;
     case OpId::kSdpaFlashCpu: return sdpa_flash_cpu;
     case OpId::kSdpaFlashCpuBackward: return sdpa_flash_cpu_backward;
+    // PyTorch import: CNN ops
+    case OpId::kConvolution: return convolution;
+    case OpId::kConvolutionBackward: return convolution_backward;
+    case OpId::kHardtanh: return hardtanh;
+    case OpId::kHardtanhBackward: return hardtanh_backward;
+    case OpId::kMaxPool2dWithIndices: return max_pool2d_with_indices;
+    case OpId::kMaxPool2dWithIndicesBackward: return max_pool2d_with_indices_backward;
+    case OpId::kNativeBatchNorm: return native_batch_norm;
+    case OpId::kNativeBatchNormBackward: return native_batch_norm_backward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

@@ -202,6 +202,18 @@ TEST(Autodiff, AParamTheLossDoesNotUseIsAnErrorNamingIt) {
             "the loss 'sum' does not depend on these params, so they get no gradient: unused");
 }
 
+TEST(Autodiff, AnOpOfImportedGraphsOnlyIsRefusedNamingTheNode) {
+  Graph g;
+  NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{3}, DType::f32});
+  NodeId relu6 = must(g.add(OpId::kHardtanh, {w}, {{"min_val", 0.0}, {"max_val", 6.0}}));
+  Expected<Graph> joint = build_joint_graph(g, {sum_all(g, relu6), {}});
+  ASSERT_FALSE(joint.ok());
+  EXPECT_EQ(joint.error().message,
+            "node 'hardtanh' (aten.hardtanh.default) has no gradient rule: the op appears only in "
+            "imported joint graphs (export the training step with python/autopar_export.py "
+            "instead)");
+}
+
 TEST(Autodiff, ANonScalarLossIsAnError) {
   Graph g;
   NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{3}, DType::f32});

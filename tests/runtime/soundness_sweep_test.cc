@@ -150,16 +150,41 @@ std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& 
   return "";
 }
 
-// Full input values: init.h's, with rsqrt's input kept positive.
+// Full input values: init.h's, with rsqrt's input and batch norm's
+// running_var (input 4) kept positive.
 std::vector<at::Tensor> full_inputs(const Graph& graph, NodeId id) {
   std::vector<at::Tensor> values = *init_placeholders(graph, {.seed = 5});
   std::vector<at::Tensor> in;
+  OpId op = graph.node(id).op;
   for (NodeId input : graph.node(id).inputs) {
     at::Tensor v = values[static_cast<size_t>(input)];
-    if (graph.node(id).op == OpId::kRsqrt) v = v.abs().add(0.5);
+    bool running_var = op == OpId::kNativeBatchNorm && in.size() == 4;
+    if (op == OpId::kRsqrt || running_var) v = v.abs().add(0.5);
     in.push_back(v);
   }
   return in;
+}
+
+// Every strategy of one fixture; returns the number checked and appends
+// "op strategy: why" lines for the ones that disagree.
+int sweep_fixture(const testing::OpFixture& fx, const DeviceMesh& mesh, const HardwareProfile& hw,
+                  std::set<std::pair<std::string, std::string>>& failed, std::string& report) {
+  const Graph& g = fx.graph;
+  Expected<NodeStrategies> ns = node_strategies(g, fx.node, mesh, hw);
+  EXPECT_TRUE(ns) << ns.error().message;
+  if (!ns) return 0;
+  std::vector<at::Tensor> in = full_inputs(g, fx.node);
+  Expected<std::vector<at::Tensor>> want = run_kernel(g.node(fx.node), in, g.node(fx.node).outputs);
+  EXPECT_TRUE(want) << want.error().message;
+  if (!want) return 0;
+  std::string name(op_name(g.node(fx.node).op));
+  for (StrategyIdx s = 0; s < ns->size(); ++s) {
+    std::string why = check_strategy(g, fx.node, *ns, s, in, *want, mesh);
+    if (why.empty()) continue;
+    failed.emplace(name, strategy_string(*ns, s));
+    report += name + " " + strategy_string(*ns, s) + ": " + why + "\n";
+  }
+  return static_cast<int>(ns->size());
 }
 
 TEST(SoundnessSweep, EveryStrategyOfEveryOpMatchesTheFullTensorKernelOnA2x2Mesh) {
@@ -192,6 +217,20 @@ TEST(SoundnessSweep, EveryStrategyOfEveryOpMatchesTheFullTensorKernelOnA2x2Mesh)
   for (const KnownException& e : kKnownExceptions) known.emplace(e.op, e.strategy);
   EXPECT_EQ(failed, known) << "strategies that disagree with the full kernel:\n" << report;
   EXPECT_GT(checked, 200);  // the 2x2 golden strategies: several per op
+}
+
+TEST(SoundnessSweep, CnnVariantsDepthwiseMaskedAndEvalMatchTheFullTensorKernelOnA2x2Mesh) {
+  Expected<HardwareProfile> hw = load_hardware("cpu");
+  ASSERT_TRUE(hw) << hw.error().message;
+  DeviceMesh mesh = *make_mesh({2, 2}, *hw);
+  std::vector<testing::OpFixture> fixtures = testing::cnn_variant_fixtures();
+  ASSERT_EQ(fixtures.size(), 8u) << "a variant fixture failed to build";
+  std::set<std::pair<std::string, std::string>> failed;
+  std::string report;
+  int checked = 0;
+  for (const testing::OpFixture& fx : fixtures) checked += sweep_fixture(fx, mesh, *hw, failed, report);
+  EXPECT_TRUE(failed.empty()) << "strategies that disagree with the full kernel:\n" << report;
+  EXPECT_GT(checked, 8 * 3);  // each variant has more than all-R and one linear option
 }
 
 }  // namespace

@@ -112,6 +112,15 @@ std::optional<OpFixture> op_fixture(OpId op) {
       return b.op(op, {b.in(t), b.in(t), b.in(t), b.in(t), b.in(t), b.in(f32({2, 4, 8}))},
                   {{"is_causal", true}});
     }
+    // PyTorch import: CNN ops
+    case OpId::kConvolution:
+    case OpId::kConvolutionBackward:
+    case OpId::kHardtanh:
+    case OpId::kHardtanhBackward:
+    case OpId::kMaxPool2dWithIndices:
+    case OpId::kMaxPool2dWithIndicesBackward:
+    case OpId::kNativeBatchNorm:
+    case OpId::kNativeBatchNormBackward: return cnn_op_fixture(op);
     default: break;  // ops added later: the golden test lists them
   }
   return std::nullopt;

@@ -24,4 +24,9 @@ struct OpFixture {
 // the op has no fixture yet (a test lists those).
 std::optional<OpFixture> op_fixture(OpId op);
 
+// fixtures_cnn.cc: the CNN ops' fixtures (op_fixture forwards to it), and
+// variants the soundness sweep also runs (depthwise, masked gradients, eval).
+std::optional<OpFixture> cnn_op_fixture(OpId op);
+std::vector<OpFixture> cnn_variant_fixtures();
+
 }  // namespace autopar::testing

@@ -80,4 +80,18 @@ double sdpa_flops(const OpCall& call, Metas outputs);
 double sdpa_backward_flops(const OpCall& call, Metas outputs);
 double sdpa_bytes(const OpCall& call, Metas outputs);
 
+// cnn.cc (PyTorch import: CNN ops)
+Outputs convolution_shape(const OpCall& call);
+Outputs convolution_backward_shape(const OpCall& call);
+Outputs max_pool2d_with_indices_shape(const OpCall& call);
+Outputs max_pool2d_with_indices_backward_shape(const OpCall& call);
+Outputs native_batch_norm_shape(const OpCall& call);
+Outputs native_batch_norm_backward_shape(const OpCall& call);
+double convolution_flops(const OpCall& call, Metas outputs);
+double convolution_backward_flops(const OpCall& call, Metas outputs);
+double max_pool2d_flops(const OpCall& call, Metas outputs);
+double max_pool2d_backward_flops(const OpCall& call, Metas outputs);
+double native_batch_norm_flops(const OpCall& call, Metas outputs);
+double native_batch_norm_backward_flops(const OpCall& call, Metas outputs);
+
 }  // namespace autopar::rules

@@ -78,5 +78,14 @@ KernelResult nll_loss_forward(const KernelCall& call);
 // attention.cc
 KernelResult sdpa_flash_cpu(const KernelCall& call);
 KernelResult sdpa_flash_cpu_backward(const KernelCall& call);
+// cnn.cc (PyTorch import: CNN ops)
+KernelResult convolution(const KernelCall& call);
+KernelResult convolution_backward(const KernelCall& call);
+KernelResult hardtanh(const KernelCall& call);
+KernelResult hardtanh_backward(const KernelCall& call);
+KernelResult max_pool2d_with_indices(const KernelCall& call);
+KernelResult max_pool2d_with_indices_backward(const KernelCall& call);
+KernelResult native_batch_norm(const KernelCall& call);
+KernelResult native_batch_norm_backward(const KernelCall& call);
 
 }  // namespace autopar::kernels

@@ -72,6 +72,14 @@ Expected<OpRule> nll_loss_backward_rule(const RuleCall& call);
 Expected<OpRule> sdpa_rule(const RuleCall& call);
 Expected<OpRule> sdpa_backward_rule(const RuleCall& call);
 
+// cnn.cc (PyTorch import: CNN ops)
+Expected<OpRule> convolution_rule(const RuleCall& call);
+Expected<OpRule> convolution_backward_rule(const RuleCall& call);
+Expected<OpRule> max_pool2d_with_indices_rule(const RuleCall& call);
+Expected<OpRule> max_pool2d_with_indices_backward_rule(const RuleCall& call);
+Expected<OpRule> native_batch_norm_rule(const RuleCall& call);
+Expected<OpRule> native_batch_norm_backward_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 Expected<OpRule> placeholder_rule(const RuleCall& call);
 

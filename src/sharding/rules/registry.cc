@@ -55,6 +55,15 @@ constexpr RuleEntry kRules[] = {
   {OpId::kNllLossForward, nll_loss_forward_rule},
   {OpId::kSdpaFlashCpu, sdpa_rule},
   {OpId::kSdpaFlashCpuBackward, sdpa_backward_rule},
+  // PyTorch import: CNN ops
+  {OpId::kConvolution, convolution_rule},
+  {OpId::kConvolutionBackward, convolution_backward_rule},
+  {OpId::kHardtanh, pointwise_nonlinear_rule},
+  {OpId::kHardtanhBackward, grad_linear_rule},
+  {OpId::kMaxPool2dWithIndices, max_pool2d_with_indices_rule},
+  {OpId::kMaxPool2dWithIndicesBackward, max_pool2d_with_indices_backward_rule},
+  {OpId::kNativeBatchNorm, native_batch_norm_rule},
+  {OpId::kNativeBatchNormBackward, native_batch_norm_backward_rule},
 };
 // clang-format on
 

@@ -1,0 +1,151 @@
+// Convolution, batch norm, max pooling and hardtanh (relu6), with their
+// backward ops, as libtorch calls. Sharded calls need no offsets: every rule
+// of these ops (sharding/rules/cnn.cc) gives each device whole planes.
+// Outputs an output_mask turns off are empty [0] tensors (PyTorch: None).
+#include <array>
+
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/hardtanh.h>
+#include <ATen/ops/hardtanh_backward.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
+#include <ATen/ops/native_batch_norm.h>
+#include <ATen/ops/native_batch_norm_backward.h>
+
+#include "runtime/kernels/kernel_call.h"
+
+namespace autopar::kernels {
+namespace {
+
+std::vector<int64_t> ints_or(const Attrs& attrs, std::string_view name,
+                             std::vector<int64_t> fallback) {
+  if (!attrs.has(name) || attrs.get_ints(name).empty()) return fallback;
+  return attrs.get_ints(name);
+}
+
+bool bool_or(const Attrs& attrs, std::string_view name, bool fallback) {
+  return attrs.has(name) ? attrs.get_bool(name) : fallback;
+}
+
+std::array<bool, 3> output_mask(const Attrs& attrs) {
+  std::array<bool, 3> mask{true, true, true};
+  if (!attrs.has("output_mask")) return mask;
+  const std::vector<int64_t>& v = attrs.get_ints("output_mask");
+  for (size_t i = 0; i < mask.size() && i < v.size(); ++i) mask[i] = v[i] != 0;
+  return mask;
+}
+
+// An undefined (masked-out) gradient as the graph's empty [0] tensor.
+at::Tensor or_empty(const at::Tensor& t, const at::Tensor& like) {
+  return t.defined() ? t : at::empty({0}, like.options());
+}
+
+Tensors masked_outputs(std::tuple<at::Tensor, at::Tensor, at::Tensor> grads,
+                       const at::Tensor& like) {
+  auto& [a, b, c] = grads;
+  return Tensors{or_empty(a, like), or_empty(b, like), or_empty(c, like)};
+}
+
+// libtorch 1.13 takes c10::optional (not std::optional) for Tensor? arguments.
+c10::optional<at::Tensor> optional_input(const KernelCall& call, size_t i) {
+  if (i >= call.in.size()) return c10::nullopt;
+  return call.in[i];
+}
+
+// The groups of this device's call: a sharded depthwise conv holds fewer
+// groups than the full one. Input channels / weight's channels per group.
+int64_t local_groups(const at::Tensor& input, const at::Tensor& weight) {
+  return input.size(1) / weight.size(1);
+}
+
+}  // namespace
+
+KernelResult convolution(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  return one(at::convolution(call.in[0], call.in[1], optional_input(call, 2), a.get_ints("stride"),
+                             a.get_ints("padding"), a.get_ints("dilation"),
+                             bool_or(a, "transposed", false), ints_or(a, "output_padding", {0}),
+                             local_groups(call.in[0], call.in[1])));
+}
+
+// The bias gradient's size is the grad_output's channels (the output shape
+// says [0] when masked out).
+KernelResult convolution_backward(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  std::array<bool, 3> mask = output_mask(a);
+  std::vector<int64_t> bias_sizes{call.in[0].size(1)};
+  return masked_outputs(
+      at::convolution_backward(call.in[0], call.in[1], call.in[2], at::IntArrayRef(bias_sizes),
+                               a.get_ints("stride"),
+                               a.get_ints("padding"), a.get_ints("dilation"),
+                               bool_or(a, "transposed", false), ints_or(a, "output_padding", {0}),
+                               local_groups(call.in[1], call.in[2]), mask),
+      call.in[0]);
+}
+
+KernelResult hardtanh(const KernelCall& call) {
+  return one(at::hardtanh(call.in[0], scalar_attr(call.attrs(), "min_val", -1.0),
+                          scalar_attr(call.attrs(), "max_val", 1.0)));
+}
+
+KernelResult hardtanh_backward(const KernelCall& call) {
+  return one(at::hardtanh_backward(call.in[0], call.in[1],
+                                   scalar_attr(call.attrs(), "min_val", -1.0),
+                                   scalar_attr(call.attrs(), "max_val", 1.0)));
+}
+
+KernelResult max_pool2d_with_indices(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  std::vector<int64_t> kernel = a.get_ints("kernel_size");
+  auto [out, indices] = at::max_pool2d_with_indices(
+      call.in[0], kernel, ints_or(a, "stride", kernel), ints_or(a, "padding", {0}),
+      ints_or(a, "dilation", {1}), bool_or(a, "ceil_mode", false));
+  return Tensors{out, indices};
+}
+
+// (grad_output, input, indices) -> grad_input.
+KernelResult max_pool2d_with_indices_backward(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  std::vector<int64_t> kernel = a.get_ints("kernel_size");
+  return one(at::max_pool2d_with_indices_backward(
+      call.in[0], call.in[1], kernel, ints_or(a, "stride", kernel), ints_or(a, "padding", {0}),
+      ints_or(a, "dilation", {1}), bool_or(a, "ceil_mode", false), call.in[2]));
+}
+
+// (input, weight, bias, [running_mean, running_var]). Training mode
+// normalizes with the batch statistics and ignores the running ones; they are
+// not passed, so libtorch does not update the buffers in place (the graph has
+// no output for the update; inputs stay unchanged). Eval mode returns empty
+// save_mean / save_invstd.
+KernelResult native_batch_norm(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  bool training = a.get_bool("training");
+  auto [out, mean, invstd] = at::native_batch_norm(
+      call.in[0], call.in[1], call.in[2], training ? c10::nullopt : optional_input(call, 3),
+      training ? c10::nullopt : optional_input(call, 4), training, a.get_scalar("momentum"),
+      a.get_scalar("eps"));
+  if (!training) {
+    mean = at::empty({0}, out.options());
+    invstd = at::empty({0}, out.options());
+  }
+  return Tensors{out, mean, invstd};
+}
+
+// (grad_out, input, weight, [running_mean, running_var,] save_mean, save_invstd).
+KernelResult native_batch_norm_backward(const KernelCall& call) {
+  const Attrs& a = call.attrs();
+  bool stats = call.in.size() == 7;
+  c10::optional<at::Tensor> running_mean, running_var;
+  if (stats) running_mean = call.in[3], running_var = call.in[4];
+  const at::Tensor& save_mean = call.in[stats ? 5 : 3];
+  const at::Tensor& save_invstd = call.in[stats ? 6 : 4];
+  return masked_outputs(
+      at::native_batch_norm_backward(call.in[0], call.in[1], call.in[2], running_mean, running_var,
+                                     save_mean, save_invstd, a.get_bool("train"),
+                                     a.get_scalar("eps"), output_mask(a)),
+      call.in[0]);
+}
+
+}  // namespace autopar::kernels
