@@ -55,10 +55,13 @@ void expect_sound_partition(const std::string& name, int64_t layers, int32_t num
           << g.node(grad).name;
     }
     // What stage s sends backward is what stage s-1 receives.
-    if (p.stage > 0) EXPECT_EQ(p.grads_out, (*programs)[static_cast<size_t>(p.stage - 1)].grads_in);
-    if (p.stage > 0) EXPECT_FALSE(p.grads_out.empty()) << "stage " << p.stage;
-    if (p.stage > 0) EXPECT_FALSE(p.input_grad.empty()) << "stage " << p.stage;
-    if (p.stage == 0) EXPECT_TRUE(p.input_grad.empty());  // nothing to send back
+    if (p.stage > 0) {
+      EXPECT_EQ(p.grads_out, (*programs)[static_cast<size_t>(p.stage - 1)].grads_in);
+      EXPECT_FALSE(p.grads_out.empty()) << "stage " << p.stage;
+      EXPECT_FALSE(p.input_grad.empty()) << "stage " << p.stage;
+    } else {
+      EXPECT_TRUE(p.input_grad.empty());  // nothing to send back
+    }
     params += p.params.size();
   }
   EXPECT_EQ(static_cast<int32_t>(seen.size()), backward_node_count(g));
@@ -72,7 +75,23 @@ TEST(Partition, LlamaInTwoStagesGivesEveryBackwardNodeOneStage) {
   expect_sound_partition("llama3-debugmodel", 2, 2);
 }
 TEST(Partition, LlamaInFourStagesGivesEveryBackwardNodeOneStage) {
-  expect_sound_partition("llama3-debugmodel", 2, 4);
+  expect_sound_partition("llama3-debugmodel", 4, 4);
+}
+
+// 8 stages of the 6-layer debugmodel (the must-show launch) need the cost cut:
+// the embedding alone, one layer each, then norm + output + loss.
+TEST(Partition, LlamaCutByCostIntoEightStagesHasOneBoundaryGradientPerCut) {
+  Graph g = model("llama3-debugmodel", 6);
+  Expected<HardwareProfile> cpu = load_hardware("cpu");
+  ASSERT_TRUE(cpu.ok());
+  Expected<std::vector<Stage>> stages = split_stages(g, {8, 4, StageBalance::kCost, &*cpu});
+  ASSERT_TRUE(stages.ok()) << stages.error().message;
+  Expected<std::vector<StageProgram>> programs = partition_stages(g, *stages);
+  ASSERT_TRUE(programs.ok()) << programs.error().message;
+  for (const StageProgram& p : *programs) {
+    EXPECT_EQ(p.grads_out.size(), p.stage > 0 ? 1u : 0u) << "stage " << p.stage;
+    EXPECT_EQ(p.activations_out.size(), p.stage < 7 ? 1u : 0u) << "stage " << p.stage;
+  }
 }
 
 TEST(Partition, LlamaBoundaryGradientIsTheResidualStreamGradient) {
