@@ -7,9 +7,7 @@
 #include "runtime/kernels/kernel_call.h"
 
 namespace autopar {
-namespace {
-
-using namespace kernels;
+namespace kernels {
 
 // No default: -Wswitch (an error here) flags an op added without a case.
 KernelFn kernel_for(OpId op) {
@@ -64,6 +62,12 @@ KernelFn kernel_for(OpId op) {
   }
   return nullptr;
 }
+
+}  // namespace kernels
+
+namespace {
+
+using namespace kernels;
 
 std::string tensor_string(const at::Tensor& t) {
   Expected<DType> dtype = from_scalar_type(t.scalar_type());

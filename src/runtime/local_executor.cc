@@ -1,7 +1,7 @@
 // The single-process executor (see local_executor.h).
 #include "runtime/local_executor.h"
 
-#include <unordered_set>
+#include <unordered_map>
 
 namespace autopar {
 namespace {
@@ -18,20 +18,35 @@ std::vector<int32_t> last_uses(const Graph& graph) {
   return last;
 }
 
-int64_t live_bytes(const NodeValues& values) {
-  std::unordered_set<const void*> seen;
-  int64_t bytes = 0;
-  for (const std::vector<at::Tensor>& outs : values) {
-    for (const at::Tensor& t : outs) {
+// Bytes of the distinct storages held by live values, kept up to date as
+// values come and go (views share their base's storage, counted once), so a
+// node costs its own outputs and frees rather than a scan of every value.
+class LiveStorages {
+ public:
+  void add(const std::vector<at::Tensor>& values) {
+    for (const at::Tensor& t : values) {
       if (!t.defined()) continue;
-      const c10::Storage& storage = t.storage();
-      if (seen.insert(storage.unsafeGetStorageImpl()).second) {
-        bytes += static_cast<int64_t>(storage.nbytes());
-      }
+      if (refs_[t.storage().unsafeGetStorageImpl()]++ == 0) bytes_ += storage_bytes(t);
     }
   }
-  return bytes;
-}
+  void remove(const std::vector<at::Tensor>& values) {
+    for (const at::Tensor& t : values) {
+      if (!t.defined()) continue;
+      auto it = refs_.find(t.storage().unsafeGetStorageImpl());
+      if (it == refs_.end() || --it->second > 0) continue;
+      bytes_ -= storage_bytes(t);
+      refs_.erase(it);
+    }
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  static int64_t storage_bytes(const at::Tensor& t) {
+    return static_cast<int64_t>(t.storage().nbytes());
+  }
+  std::unordered_map<const void*, int32_t> refs_;
+  int64_t bytes_ = 0;
+};
 
 Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeValues& values,
                                            const ExecuteHooks& hooks) {
@@ -46,6 +61,7 @@ Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeVa
     return std::vector<at::Tensor>{tuple[static_cast<size_t>(index)]};
   }
   std::vector<at::Tensor> inputs;
+  inputs.reserve(node.inputs.size());
   for (NodeId in : node.inputs) {
     const std::vector<at::Tensor>& v = values[static_cast<size_t>(in)];
     if (v.size() != 1 || !v[0].defined()) {
@@ -57,8 +73,11 @@ Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeVa
   if (hooks.prepare_inputs) {
     if (Status s = hooks.prepare_inputs(id, inputs); !s) return s.error();
   }
-  std::vector<TensorMeta> outputs = hooks.local_outputs ? hooks.local_outputs(id) : node.outputs;
+  // Without hooks the node's own metadata and an empty context are used as
+  // they are: copying them per node was a measurable part of the overhead.
   KernelContext context = hooks.context ? hooks.context(id) : KernelContext{};
+  if (!hooks.local_outputs) return run_kernel(node, inputs, node.outputs, context);
+  std::vector<TensorMeta> outputs = hooks.local_outputs(id);
   return run_kernel(node, inputs, outputs, context);
 }
 
@@ -69,6 +88,12 @@ Expected<ExecuteStats> execute_nodes(const Graph& graph, NodeValues& values,
   values.resize(static_cast<size_t>(graph.size()));
   std::vector<int32_t> last = last_uses(graph);
   ExecuteStats stats;
+  LiveStorages live;
+  auto drop = [&](NodeId v) {
+    live.remove(values[static_cast<size_t>(v)]);
+    values[static_cast<size_t>(v)].clear();
+  };
+  for (const std::vector<at::Tensor>& v : values) live.add(v);  // the placeholders
   for (NodeId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     if (node.is_placeholder()) {
@@ -81,12 +106,13 @@ Expected<ExecuteStats> execute_nodes(const Graph& graph, NodeValues& values,
     Expected<std::vector<at::Tensor>> out = run_node(graph, id, values, hooks);
     if (!out) return out.error();
     values[static_cast<size_t>(id)] = std::move(*out);
-    int64_t live = live_bytes(values);
-    if (live > stats.peak_live_bytes) stats = {live, id};
+    live.add(values[static_cast<size_t>(id)]);
+    if (live.bytes() > stats.peak_live_bytes) stats = {live.bytes(), id};
     for (NodeId in : node.inputs) {
-      if (last[static_cast<size_t>(in)] == id) values[static_cast<size_t>(in)].clear();
+      // An input read twice by this node is dropped once.
+      if (last[static_cast<size_t>(in)] == id && !values[static_cast<size_t>(in)].empty()) drop(in);
     }
-    if (last[static_cast<size_t>(id)] == id) values[static_cast<size_t>(id)].clear();
+    if (last[static_cast<size_t>(id)] == id) drop(id);
   }
   return stats;
 }

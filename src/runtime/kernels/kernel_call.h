@@ -32,6 +32,11 @@ struct KernelCall {
 
 using KernelFn = KernelResult (*)(const KernelCall&);
 
+// The kernel of `op`; nullptr for placeholder and getitem (run by the
+// executors). run_kernel dispatches through it; bench/executor_overhead_bench
+// calls it directly to time the kernels without the executor around them.
+KernelFn kernel_for(OpId op);
+
 // A scalar attribute as an at::Scalar that keeps ints ints (so an int tensor
 // plus an int scalar stays int); `fallback` when absent.
 at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallback);
