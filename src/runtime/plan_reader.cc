@@ -49,21 +49,40 @@ Status check_node(const Json& j, const Node& node) {
   return ok_status();
 }
 
-// The first strategy whose output 0 and inputs print as the plan's placements.
+// The placements the plan gives the node's outputs: every output's from
+// "output_placements" when present, else output 0's from "placement" (plans
+// written before multi-output nodes recorded all of theirs).
+Expected<std::vector<std::string>> wanted_outputs(const Json& j, const Node& node) {
+  if (!j.contains("output_placements")) return std::vector<std::string>{joined(j["placement"])};
+  const Json& outs = j["output_placements"];
+  if (!outs.is_array() || outs.size() != node.outputs.size()) {
+    return make_error("node {} has {} outputs in the graph but {} output_placements in the plan: "
+                      "the graph changed since planning",
+                      node.name, node.outputs.size(), outs.is_array() ? outs.size() : 0);
+  }
+  std::vector<std::string> want;
+  for (const Json& o : outs) want.push_back(joined(o));
+  return want;
+}
+
+// The first strategy whose outputs and inputs print as the plan's placements.
 Expected<StrategyIdx> match_strategy(const Json& j, const Node& node, const NodeStrategies& ns) {
-  std::string want_out = joined(j["placement"]);
+  Expected<std::vector<std::string>> want_out = wanted_outputs(j, node);
+  if (!want_out) return want_out.error();
   std::vector<std::string> want_in;
   for (const Json& in : j["inputs"]) want_in.push_back(joined(in["placement"]));
   for (StrategyIdx s = 0; s < ns.size(); ++s) {
-    if (to_string(ns.output(s, 0)) != want_out) continue;
     bool same = true;
+    for (size_t o = 0; o < want_out->size() && same; ++o) {
+      same = to_string(ns.output(s, static_cast<int>(o))) == (*want_out)[o];
+    }
     for (size_t i = 0; i < want_in.size() && same; ++i) {
       same = to_string(ns.input(s, static_cast<int>(i))) == want_in[i];
     }
     if (same) return s;
   }
   return make_error("node {}: no strategy has the plan's placements ({}) -> {}", node.name,
-                    fmt::join(want_in, ", "), want_out);
+                    fmt::join(want_in, ", "), fmt::join(*want_out, ", "));
 }
 
 }  // namespace

@@ -49,13 +49,76 @@ TEST(SpmdPlanReader, ReadsBackThePlannersChoiceForEveryNode) {
     ASSERT_TRUE(read) << read.error().message;
     for (NodeId v = 0; v < f.graph.size(); ++v) {
       const NodeStrategies& ns = f.plan.strategies.nodes[static_cast<size_t>(v)];
-      // Same placements (a multi-output node is matched on output 0 and inputs).
+      // Same placements, every output's included.
       EXPECT_EQ(strategy_string(ns, f.plan.choice[static_cast<size_t>(v)]),
                 strategy_string(ns, read->choice[static_cast<size_t>(v)]))
           << baseline << " " << f.graph.node(v).name;
     }
     EXPECT_EQ(read->redistributions.size(), f.plan.redistributions.size());
   }
+}
+
+TEST(SpmdPlanReader, WritesEveryOutputsPlacementOfAMultiOutputNode) {
+  Fixture f = planned_mlp("");
+  nlohmann::json j = nlohmann::json::parse(f.json);
+  int multi = 0;
+  for (const nlohmann::json& n : j["nodes"]) {
+    const Node& node = f.graph.node(*f.graph.find(n["name"].get<std::string>()));
+    if (node.outputs.size() < 2) {
+      EXPECT_FALSE(n.contains("output_placements")) << node.name;
+      continue;
+    }
+    ++multi;
+    // mlp: nll_loss_forward gives (loss, total_weight), 2 outputs on a 2-dim mesh.
+    ASSERT_EQ(n["output_placements"].size(), node.outputs.size()) << node.name;
+    EXPECT_EQ(n["output_placements"][0], n["placement"]) << node.name;
+    for (const nlohmann::json& p : n["output_placements"]) EXPECT_EQ(p.size(), 2u) << node.name;
+  }
+  EXPECT_GE(multi, 1);
+}
+
+// With today's rules output 0 and the inputs already pin a multi-output
+// node's strategy, so the reader's use of the later outputs shows as a
+// refusal: a later output no strategy gives is not matched on output 0 alone.
+TEST(SpmdPlanReader, MatchesEveryOutputNotOnlyOutputZero) {
+  Fixture f = planned_mlp("");
+  std::string multi;
+  std::string json = edited(f.json, [&](nlohmann::json& j) {
+    for (nlohmann::json& n : j["nodes"]) {
+      if (!n.contains("output_placements") || !multi.empty()) continue;
+      multi = n["name"].get<std::string>();
+      n["output_placements"][1] = nlohmann::json::array({"S(7)", "S(7)"});
+    }
+  });
+  ASSERT_FALSE(multi.empty());
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("node " + multi + ": no strategy has the plan's placements"),
+            std::string::npos)
+      << read.error().message;
+}
+
+TEST(SpmdPlanReader, ReadsAPlanWithoutOutputPlacementsByOutputZero) {
+  Fixture f = planned_mlp("fsdp");
+  std::string json = edited(f.json, [](nlohmann::json& j) {
+    for (nlohmann::json& n : j["nodes"]) n.erase("output_placements");
+  });
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->redistributions.size(), f.plan.redistributions.size());
+}
+
+TEST(SpmdPlanReader, RefusesOutputPlacementsOfAnotherCountThanTheNodesOutputs) {
+  Fixture f = planned_mlp("");
+  std::string json = edited(f.json, [](nlohmann::json& j) {
+    for (nlohmann::json& n : j["nodes"]) {
+      if (n.contains("output_placements")) n["output_placements"].erase(1);
+    }
+  });
+  Expected<Plan> read = read_plan(json, f.graph, f.mesh, f.hw, 4);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("1 output_placements in the plan"), std::string::npos)
+      << read.error().message;
 }
 
 TEST(SpmdPlanReader, RefusesAMeshOfOtherSizeThanTheJob) {
