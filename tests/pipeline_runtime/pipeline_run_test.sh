@@ -3,7 +3,7 @@
 #   pipeline_run_test.sh AUTOPAR EXPECT NP PATTERN [autopar pipeline args...]
 # EXPECT:
 #   ok        exit 0, one passing check line per step
-#   refuse    exit non-zero within 20 s, every rank prints "refusing to run:" and PATTERN,
+#   refuse    exit non-zero within 60 s (startup under load included), every rank prints "refusing to run:" and PATTERN,
 #             no step ran
 #   disagree  like refuse, but only rank 0 is given --stage-shapes PATTERN_FILE (MPMD launch);
 #             every rank must report the disagreement instead of hanging
@@ -38,7 +38,7 @@ case $expect in
   refuse | disagree)
     [ "$rc" -ne 0 ] || fail "the job exited 0"
     [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
-    [ "$elapsed" -le 20 ] || fail "the job took ${elapsed}s to end (limit 20 s)"
+    [ "$elapsed" -le 60 ] || fail "the job took ${elapsed}s to end (limit 60 s: a hang)"
     n=$(echo "$out" | grep -c "refusing to run: .*$pattern")
     [ "$n" -eq "$np" ] || fail "$n of $np ranks printed the refusal ($pattern)"
     echo "$out" | grep -q '^step ' && fail "computed before refusing"

@@ -32,3 +32,9 @@ pipeline_run(wrong_stage_shape refuse 2 "stage 1 input 1: shape \\[16, 128\\] gi
              --stage-shapes ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json)
 pipeline_run(ranks_disagree disagree 2 ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json 60
              --model mlp --schedule 1f1b --microbatches 2)
+pipeline_run(given_stage_shapes ok 2 check 120 ${MLP} --schedule 1f1b --microbatches 2
+             --stage-shapes ${CMAKE_CURRENT_SOURCE_DIR}/shapes_right_mlp.json)
+
+# The must-show launch of issue 6: 8 stages of the 6-layer debugmodel (cost cut).
+pipeline_run(must_show_llama_4_interleaved_v2 ok 4 check 300 --model llama3-debugmodel
+             --schedule interleaved-1f1b --stages-per-rank 2 --microbatches 8 --steps 2 --check)
