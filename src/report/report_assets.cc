@@ -64,9 +64,12 @@ window.addEventListener("error", e => { document.body.dataset.status = "error: "
   const BOXW = 420, PAD = 12;
   const expanded = new Set();
   const nodes = data.nodes, groups = data.groups;
-  const maxLog = Math.log1p(data.max_bytes || 1);
+  // Log scale from the smallest to the largest output, so MiB-sized
+  // activations next to GiB-sized ones still differ in colour.
+  const sizes = nodes.map(n => n[5]).filter(b => b > 0);
+  const lo = Math.log(Math.min(...sizes, data.max_bytes || 1)), hi = Math.log(data.max_bytes || 1);
   function color(bytes) {
-    const t = bytes > 0 ? Math.log1p(bytes) / maxLog : 0;
+    const t = bytes > 0 ? (hi > lo ? (Math.log(bytes) - lo) / (hi - lo) : 1) : 0;
     const stops = [[255, 247, 236], [253, 212, 158], [252, 141, 89], [215, 48, 31], [127, 0, 0]];
     const x = Math.min(0.999, Math.max(0, t)) * (stops.length - 1), i = Math.floor(x), f = x - i;
     const c = stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * f));

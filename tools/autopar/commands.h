@@ -19,6 +19,7 @@ Command add_calibrate_command(CLI::App& parent);
 Command add_compare_command(CLI::App& parent);
 Command add_explain_command(CLI::App& parent);
 Command add_pipeline_command(CLI::App& parent);
+Command add_report_command(CLI::App& parent);
 Command add_run_command(CLI::App& parent);
 Command add_schedule_command(CLI::App& parent);
 Command add_strategies_command(CLI::App& parent);

@@ -46,6 +46,7 @@ std::vector<Command> add_commands(CLI::App& app) {
       add_explain_command(app),
       add_graph_command(app),
       add_plan_command(app),
+      add_report_command(app),
       add_schedule_command(app),
       add_strategies_command(app),
 #ifdef AUTOPAR_FULL

@@ -1,0 +1,75 @@
+// `autopar report`: plan a model (same options as `autopar plan`) and write a
+// self-contained HTML report of the plan (report/html_report.h), or the graph
+// as SVG drawn by Graphviz (--format svg, report/svg_report.h).
+#include <memory>
+#include <string>
+
+#include "cli_output.h"
+#include "commands.h"
+#include "graph_options.h"
+#include "plan_options.h"
+#include "planner/plan_output.h"
+#include "report/html_report.h"
+#include "report/memory_estimate.h"
+#include "report/svg_report.h"
+
+namespace autopar {
+namespace {
+
+struct ReportCommandOptions {
+  GraphOptions graph;
+  PlanCliOptions plan;
+  std::string format = "html";
+  std::string out;
+};
+
+int run_report(ReportCommandOptions& options) {
+  if (options.graph.model.empty() && options.graph.graph_file.empty()) {
+    options.graph.model = "llama3-8b";  // as `autopar plan`
+  }
+  Expected<Graph> graph = load_graph(options.graph);
+  if (!graph) return report_error(graph.error().message);
+  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
+  if (!plan_options) return report_error(plan_options.error().message);
+  Expected<Plan> plan = make_plan(*graph, *plan_options);
+  if (!plan) return report_error(plan.error().message);
+  if (plan->choice.empty()) {
+    // Nothing to draw: say why, as `autopar plan` does.
+    return report_error(plan_to_summary(*graph, *plan) +
+                        "no plan fits the memory budget, so there is no report to draw; raise "
+                        "--memory-gb or use a bigger mesh");
+  }
+  if (options.format == "svg") {
+    report::GraphView view = report::build_graph_view(*graph, *plan);
+    if (Status s = report::render_svg(report::graph_dot(*graph, view), options.out); !s) {
+      return report_error(s.error().message);
+    }
+    return kExitOk;
+  }
+  report::MemoryTimeline timeline = report::estimate_memory(*graph, *plan);
+  std::string html = report::html_report(*graph, *plan, timeline);
+  if (Status s = write_output(html, options.out); !s) return report_error(s.error().message);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& parent) {
+  auto options = std::make_shared<ReportCommandOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "report", "Plan a model and write a self-contained HTML report (graph per layer, memory "
+                "timeline, hotspots with pins, summary) or an SVG of the graph");
+  add_graph_options(*app, options->graph);
+  add_plan_options(*app, options->plan);
+  app->add_option("--format", options->format,
+                  "html: one self-contained page; svg: the graph drawn by Graphviz `dot` "
+                  "(nodes up to 400, else one box per layer)")
+      ->check(CLI::IsMember({"html", "svg"}))
+      ->capture_default_str();
+  app->add_option("--out", options->out, "The file to write (report.html, graph.svg)")
+      ->type_name("FILE")
+      ->required();
+  return Command{app, [options] { return run_report(*options); }};
+}
+
+}  // namespace autopar
