@@ -39,6 +39,19 @@ constexpr std::array kImportedOnly = {
     OpId::kMaxPool2dWithIndicesBackward,
     OpId::kNativeBatchNorm,
     OpId::kNativeBatchNormBackward,
+    // PyTorch import: transformer ops
+    OpId::kCat,
+    OpId::kGelu,
+    OpId::kGeluBackward,
+    OpId::kNativeLayerNorm,
+    OpId::kNativeLayerNormBackward,
+    OpId::kPermute,
+    OpId::kSelectBackward,
+    OpId::kSelectInt,
+    OpId::kSliceBackward,
+    OpId::kSliceTensor,
+    OpId::kSoftmax,
+    OpId::kSoftmaxBackwardData,
 };
 
 // clang-format off
@@ -89,6 +102,19 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kMaxPool2dWithIndicesBackward, nullptr},
   {OpId::kNativeBatchNorm, nullptr},
   {OpId::kNativeBatchNormBackward, nullptr},
+  // PyTorch import: transformer ops
+  {OpId::kCat, nullptr},
+  {OpId::kGelu, nullptr},
+  {OpId::kGeluBackward, nullptr},
+  {OpId::kNativeLayerNorm, nullptr},
+  {OpId::kNativeLayerNormBackward, nullptr},
+  {OpId::kPermute, nullptr},
+  {OpId::kSelectBackward, nullptr},
+  {OpId::kSelectInt, nullptr},
+  {OpId::kSliceBackward, nullptr},
+  {OpId::kSliceTensor, nullptr},
+  {OpId::kSoftmax, nullptr},
+  {OpId::kSoftmaxBackwardData, nullptr},
 }};
 // clang-format on
 

@@ -75,6 +75,19 @@ enum class OpId : uint16_t {
   kMaxPool2dWithIndicesBackward,
   kNativeBatchNorm,
   kNativeBatchNormBackward,
+  // PyTorch import: transformer ops (src/ir/ops/transformer.cc; only in imported joint graphs)
+  kCat,
+  kGelu,
+  kGeluBackward,
+  kNativeLayerNorm,
+  kNativeLayerNormBackward,
+  kPermute,
+  kSelectBackward,
+  kSelectInt,
+  kSliceBackward,
+  kSliceTensor,
+  kSoftmax,
+  kSoftmaxBackwardData,
   kCount
 };
 

@@ -66,6 +66,18 @@ constexpr AttrSpec kBatchNormBackwardAttrs[] = {{"train", T::kBool},
                                            {"eps", T::kScalar},
                                            {"output_mask", T::kInts, false}};
 
+// PyTorch import: transformer ops
+constexpr AttrSpec kDimAttrs[] = {{"dim", T::kInt}};
+constexpr AttrSpec kLayerNormAttrs[] = {{"normalized_shape", T::kInts}, {"eps", T::kScalar}};
+constexpr AttrSpec kLayerNormBackwardAttrs[] = {{"normalized_shape", T::kInts}};
+constexpr AttrSpec kPermuteAttrs[] = {{"dims", T::kInts}};
+constexpr AttrSpec kSelectAttrs[] = {{"dim", T::kInt}, {"index", T::kInt}};
+constexpr AttrSpec kSelectBackwardAttrs[] = {{"input_sizes", T::kInts}, {"dim", T::kInt}, {"index", T::kInt}};
+constexpr AttrSpec kSliceAttrs[] = {{"dim", T::kInt, false}, {"start", T::kInt, false},
+                               {"end", T::kInt, false}, {"step", T::kInt, false}};
+constexpr AttrSpec kSliceBackwardAttrs[] = {{"input_sizes", T::kInts}, {"dim", T::kInt},
+                                       {"start", T::kInt}, {"end", T::kInt}, {"step", T::kInt}};
+
 constexpr Traits kPw = kPointwise;
 constexpr Traits kBw = kBackward;
 
@@ -117,6 +129,19 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kMaxPool2dWithIndicesBackward, "aten.max_pool2d_with_indices_backward.default", 3, 3, kMaxPoolAttrs, kBw, max_pool2d_with_indices_backward_shape, max_pool2d_backward_flops, sum_bytes},
   {OpId::kNativeBatchNorm, "aten.native_batch_norm.default", 3, 5, kBatchNormAttrs, kReduction, native_batch_norm_shape, native_batch_norm_flops, sum_bytes},
   {OpId::kNativeBatchNormBackward, "aten.native_batch_norm_backward.default", 5, 7, kBatchNormBackwardAttrs, kReduction | kBw, native_batch_norm_backward_shape, native_batch_norm_backward_flops, sum_bytes},
+  // PyTorch import: transformer ops
+  {OpId::kCat, "aten.cat.default", 1, 64, kDimAttrs, kTraitNone, cat_shape, zero_cost, sum_bytes},
+  {OpId::kGelu, "aten.gelu.default", 1, 1, none(), kPw, unary_shape, gelu_flops, sum_bytes},
+  {OpId::kGeluBackward, "aten.gelu_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, gelu_backward_flops, sum_bytes},
+  {OpId::kNativeLayerNorm, "aten.native_layer_norm.default", 1, 3, kLayerNormAttrs, kReduction, native_layer_norm_shape, layer_norm_flops, sum_bytes},
+  {OpId::kNativeLayerNormBackward, "aten.native_layer_norm_backward.default", 4, 6, kLayerNormBackwardAttrs, kReduction | kBw, native_layer_norm_backward_shape, layer_norm_backward_flops, sum_bytes},
+  {OpId::kPermute, "aten.permute.default", 1, 1, kPermuteAttrs, kView, permute_shape, zero_cost, zero_cost},
+  {OpId::kSelectBackward, "aten.select_backward.default", 1, 1, kSelectBackwardAttrs, kView | kBw, select_backward_shape, zero_cost, sum_bytes},
+  {OpId::kSelectInt, "aten.select.int", 1, 1, kSelectAttrs, kView, select_shape, zero_cost, zero_cost},
+  {OpId::kSliceBackward, "aten.slice_backward.default", 1, 1, kSliceBackwardAttrs, kView | kBw, slice_backward_shape, zero_cost, sum_bytes},
+  {OpId::kSliceTensor, "aten.slice.Tensor", 1, 1, kSliceAttrs, kView, slice_shape, zero_cost, zero_cost},
+  {OpId::kSoftmax, "aten._softmax.default", 1, 1, kLogSoftmaxAttrs, kReduction, softmax_shape, log_softmax_flops, sum_bytes},
+  {OpId::kSoftmaxBackwardData, "aten._softmax_backward_data.default", 2, 2, kLogSoftmaxBackwardAttrs, kReduction | kBw, softmax_backward_shape, log_softmax_flops, sum_bytes},
 }};
 // clang-format on
 

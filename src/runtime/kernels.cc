@@ -58,6 +58,19 @@ KernelFn kernel_for(OpId op) {
     case OpId::kMaxPool2dWithIndicesBackward: return max_pool2d_with_indices_backward;
     case OpId::kNativeBatchNorm: return native_batch_norm;
     case OpId::kNativeBatchNormBackward: return native_batch_norm_backward;
+    // PyTorch import: transformer ops
+    case OpId::kCat: return cat;
+    case OpId::kGelu: return gelu;
+    case OpId::kGeluBackward: return gelu_backward;
+    case OpId::kNativeLayerNorm: return native_layer_norm;
+    case OpId::kNativeLayerNormBackward: return native_layer_norm_backward;
+    case OpId::kPermute: return permute;
+    case OpId::kSelectBackward: return select_backward;
+    case OpId::kSelectInt: return select_int;
+    case OpId::kSliceBackward: return slice_backward;
+    case OpId::kSliceTensor: return slice_tensor;
+    case OpId::kSoftmax: return softmax;
+    case OpId::kSoftmaxBackwardData: return softmax_backward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

@@ -11,6 +11,7 @@
 #include "runtime/local_executor.h"
 #include "runtime/redistribute_exec.h"
 #include "runtime/spmd_report.h"
+#include "runtime/torch_values.h"
 
 namespace autopar {
 namespace {
@@ -138,6 +139,32 @@ Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const Sp
   return ok == 1;
 }
 
+// Rank 0: step 1's gathered loss and gradients against PyTorch's own.
+Expected<bool> check_against_torch(const Graph& graph, const SpmdExecutor& exec,
+                                   const SpmdStepResult& step, double loss, const SpmdMesh& mesh,
+                                   const TorchValues* torch, const CheckTolerance& tol) {
+  Expected<std::vector<at::Tensor>> grads = gather_grads(graph, exec, step, mesh);
+  if (!grads) return grads.error();
+  int32_t ok = 1;
+  if (torch != nullptr) {
+    Comparison c;
+    compare(at::scalar_tensor(loss, at::kDouble), torch->loss, "loss", tol, c);
+    std::vector<const GraphOutput*> outs = gradient_outputs(graph);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::string& name = graph.node(outs[i]->param).target;
+      auto want = torch->grads.find(name);
+      if (want == torch->grads.end()) return make_error("the exporter wrote no gradient of {}", name);
+      compare((*grads)[i], want->second, fmt::format("gradient of {}", name), tol, c);
+    }
+    fmt::print("torch check: max abs error {:.3g} (loss {:.6f} vs PyTorch {:.6f}), {} gradients: {}\n",
+               c.max_error, loss, torch->loss.item<double>(), outs.size(),
+               c.ok ? "OK" : fmt::format("MISMATCH in {}", c.worst));
+    ok = c.ok ? 1 : 0;
+  }
+  if (Status s = mesh.world().broadcast(&ok, 1, DType::i32, 0); !s) return s.error();
+  return ok == 1;
+}
+
 void print_check_line(const Comparison& c, const CheckTolerance& tol) {
   fmt::print("check: max abs error {:.3g} (loss {:.6f} vs {:.6f}), tolerance {:g} x max|ref| + {:g}: {}\n",
              c.max_error, c.loss, c.ref_loss, tol.rtol, tol.atol,
@@ -151,7 +178,14 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
   const bool root = mesh.world().rank() == 0;
   const NodeId loss_id = loss_node(graph);
   if (loss_id == kNoNode) return make_error("the graph has no loss output");
-  Expected<std::vector<at::Tensor>> full = init_placeholders(graph, InitOptions{.seed = options.seed});
+  std::optional<TorchValues> torch;
+  if (!options.torch_values_dir.empty()) {
+    Expected<TorchValues> read = read_torch_values(options.torch_values_dir);
+    if (!read) return read.error();
+    torch = std::move(*read);
+  }
+  Expected<std::vector<at::Tensor>> full = torch ? torch_placeholders(graph, *torch)
+                                                 : init_placeholders(graph, InitOptions{.seed = options.seed});
   if (!full) return full.error();
   Tracer tracer;
   SpmdExecutor exec(graph, plan, mesh, tracer);
@@ -183,6 +217,12 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
     std::fflush(stdout);
     if (options.check) {
       Expected<bool> ok = check_step(graph, exec, *step, loss_value, mesh, ref, options.tolerance, total);
+      if (!ok) return ok.error();
+      result.check_ok = result.check_ok && *ok;
+    }
+    if (torch && k == 1) {
+      Expected<bool> ok = check_against_torch(graph, exec, *step, loss_value, mesh,
+                                              root ? &*torch : nullptr, options.tolerance);
       if (!ok) return ok.error();
       result.check_ok = result.check_ok && *ok;
     }

@@ -41,10 +41,14 @@ struct SpmdRunOptions {
   CheckTolerance tolerance;
   std::string trace_path;  // "" = no Chrome trace
   FaultInjection faults;
+  // Exporter values (torch_values.h): start from them instead of the seed and
+  // compare step 1's loss and gradients with PyTorch's (rank 0 prints
+  // "torch check: ..."). "" = off.
+  std::string torch_values_dir;
 };
 
 struct SpmdRunResult {
-  bool check_ok = true;
+  bool check_ok = true;  // also false when --check-against-torch differs
   double max_error = 0;    // largest |spmd - ref| over the loss and gradients, all steps
   bool comm_matches_plan = true;
 };

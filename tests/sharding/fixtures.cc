@@ -121,6 +121,34 @@ std::optional<OpFixture> op_fixture(OpId op) {
     case OpId::kMaxPool2dWithIndicesBackward:
     case OpId::kNativeBatchNorm:
     case OpId::kNativeBatchNormBackward: return cnn_op_fixture(op);
+    // PyTorch import: transformer ops
+    case OpId::kCat: return b.op(op, {b.in(f32({4, 2})), b.in(f32({4, 6}))}, {{"dim", int64_t{1}}});
+    case OpId::kGelu: return unary(op);
+    case OpId::kGeluBackward: return b.op(op, {b.in(f32({4, 6})), b.in(f32({4, 6}))});
+    case OpId::kNativeLayerNorm:
+      return b.op(op, {b.in(f32({4, 8, 6})), b.in(f32({6})), b.in(f32({6}))},
+                  {{"normalized_shape", V{6}}, {"eps", 1e-5}});
+    case OpId::kNativeLayerNormBackward: {
+      TensorMeta x = f32({4, 8, 6});
+      TensorMeta stats = f32({4, 8, 1});
+      return b.op(op, {b.in(x), b.in(x), b.in(stats), b.in(stats), b.in(f32({6})), b.in(f32({6}))},
+                  {{"normalized_shape", V{6}}});
+    }
+    case OpId::kPermute: return b.op(op, {b.in(f32({2, 4, 6}))}, {{"dims", V{2, 0, 1}}});
+    case OpId::kSelectBackward:
+      return b.op(op, {b.in(f32({4, 6}))},
+                  {{"input_sizes", V{4, 2, 6}}, {"dim", int64_t{1}}, {"index", int64_t{1}}});
+    case OpId::kSelectInt:
+      return b.op(op, {b.in(f32({4, 2, 6}))}, {{"dim", int64_t{1}}, {"index", int64_t{1}}});
+    case OpId::kSliceBackward:
+      return b.op(op, {b.in(f32({4, 3}))}, {{"input_sizes", V{4, 6}}, {"dim", int64_t{1}},
+                                            {"start", int64_t{1}}, {"end", int64_t{4}}, {"step", int64_t{1}}});
+    case OpId::kSliceTensor:
+      return b.op(op, {b.in(f32({4, 6}))}, {{"dim", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{4}}});
+    case OpId::kSoftmax: return b.op(op, {b.in(f32({4, 8}))}, {{"dim", int64_t{1}}});
+    case OpId::kSoftmaxBackwardData:
+      return b.op(op, {b.in(f32({4, 8})), b.in(f32({4, 8}))},
+                  {{"dim", int64_t{1}}, {"input_dtype", DType::f32}});
     default: break;  // ops added later: the golden test lists them
   }
   return std::nullopt;

@@ -32,6 +32,7 @@ struct RunCommandOptions {
   uint64_t seed = 0;
   bool check = false;
   std::string trace;
+  std::string torch_values;  // --check-against-torch DIR
   FaultInjection faults;
 };
 
@@ -111,6 +112,7 @@ int run_run(RunCommandOptions& o) {
   run.check = o.check;
   run.trace_path = o.trace;
   run.faults = o.faults;
+  run.torch_values_dir = o.torch_values;
   Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
   if (!result) world.abort(result.error().message);
   if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
@@ -135,6 +137,10 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--seed", o->seed, "Seed of the initial values")->capture_default_str();
   app->add_flag("--check", o->check,
                 "Compare loss and every gradient with the unsplit model at each step");
+  app->add_option("--check-against-torch", o->torch_values,
+                 "Start from the PyTorch exporter's values (autopar_export.py --with-values DIR) "
+                 "and compare step 1's loss and gradients with PyTorch's")
+      ->type_name("DIR");
   app->add_option("--trace", o->trace, "Write a Chrome trace of every rank")->type_name("FILE");
   // Hidden: fault injection for tests.
   app->add_option("--fail-at-node", o->faults.fail_at_node)->group("");

@@ -94,4 +94,20 @@ double max_pool2d_backward_flops(const OpCall& call, Metas outputs);
 double native_batch_norm_flops(const OpCall& call, Metas outputs);
 double native_batch_norm_backward_flops(const OpCall& call, Metas outputs);
 
+// transformer.cc (PyTorch import: transformer ops)
+Outputs cat_shape(const OpCall& call);
+Outputs native_layer_norm_shape(const OpCall& call);
+Outputs native_layer_norm_backward_shape(const OpCall& call);
+Outputs permute_shape(const OpCall& call);
+Outputs select_shape(const OpCall& call);
+Outputs select_backward_shape(const OpCall& call);
+Outputs slice_shape(const OpCall& call);
+Outputs slice_backward_shape(const OpCall& call);
+Outputs softmax_shape(const OpCall& call);
+Outputs softmax_backward_shape(const OpCall& call);
+double gelu_flops(const OpCall& call, Metas outputs);
+double gelu_backward_flops(const OpCall& call, Metas outputs);
+double layer_norm_flops(const OpCall& call, Metas outputs);
+double layer_norm_backward_flops(const OpCall& call, Metas outputs);
+
 }  // namespace autopar::rules

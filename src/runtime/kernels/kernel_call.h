@@ -93,4 +93,18 @@ KernelResult max_pool2d_with_indices_backward(const KernelCall& call);
 KernelResult native_batch_norm(const KernelCall& call);
 KernelResult native_batch_norm_backward(const KernelCall& call);
 
+// transformer.cc (PyTorch import: transformer ops)
+KernelResult cat(const KernelCall& call);
+KernelResult gelu(const KernelCall& call);
+KernelResult gelu_backward(const KernelCall& call);
+KernelResult native_layer_norm(const KernelCall& call);
+KernelResult native_layer_norm_backward(const KernelCall& call);
+KernelResult permute(const KernelCall& call);
+KernelResult select_backward(const KernelCall& call);
+KernelResult select_int(const KernelCall& call);
+KernelResult slice_backward(const KernelCall& call);
+KernelResult slice_tensor(const KernelCall& call);
+KernelResult softmax(const KernelCall& call);
+KernelResult softmax_backward(const KernelCall& call);
+
 }  // namespace autopar::kernels

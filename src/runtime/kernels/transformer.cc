@@ -19,9 +19,9 @@ int64_t int_or(const Attrs& attrs, std::string_view name, int64_t fallback) {
   return attrs.has(name) ? attrs.get_int(name) : fallback;
 }
 
-std::optional<at::Tensor> optional_in(const KernelCall& call, size_t i) {
+c10::optional<at::Tensor> optional_in(const KernelCall& call, size_t i) {
   if (i < call.in.size()) return call.in[i];
-  return std::nullopt;
+  return c10::nullopt;
 }
 
 }  // namespace

@@ -80,6 +80,16 @@ Expected<OpRule> max_pool2d_with_indices_backward_rule(const RuleCall& call);
 Expected<OpRule> native_batch_norm_rule(const RuleCall& call);
 Expected<OpRule> native_batch_norm_backward_rule(const RuleCall& call);
 
+// transformer.cc (PyTorch import: transformer ops)
+Expected<OpRule> cat_rule(const RuleCall& call);
+Expected<OpRule> native_layer_norm_rule(const RuleCall& call);
+Expected<OpRule> native_layer_norm_backward_rule(const RuleCall& call);
+Expected<OpRule> permute_rule(const RuleCall& call);
+Expected<OpRule> select_rule(const RuleCall& call);
+Expected<OpRule> select_backward_rule(const RuleCall& call);
+Expected<OpRule> slice_rule(const RuleCall& call);
+Expected<OpRule> slice_backward_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 Expected<OpRule> placeholder_rule(const RuleCall& call);
 

@@ -64,6 +64,19 @@ constexpr RuleEntry kRules[] = {
   {OpId::kMaxPool2dWithIndicesBackward, max_pool2d_with_indices_backward_rule},
   {OpId::kNativeBatchNorm, native_batch_norm_rule},
   {OpId::kNativeBatchNormBackward, native_batch_norm_backward_rule},
+  // PyTorch import: transformer ops
+  {OpId::kCat, cat_rule},
+  {OpId::kGelu, pointwise_nonlinear_rule},
+  {OpId::kGeluBackward, grad_linear_rule},
+  {OpId::kNativeLayerNorm, native_layer_norm_rule},
+  {OpId::kNativeLayerNormBackward, native_layer_norm_backward_rule},
+  {OpId::kPermute, permute_rule},
+  {OpId::kSelectBackward, select_backward_rule},
+  {OpId::kSelectInt, select_rule},
+  {OpId::kSliceBackward, slice_backward_rule},
+  {OpId::kSliceTensor, slice_rule},
+  {OpId::kSoftmax, log_softmax_rule},
+  {OpId::kSoftmaxBackwardData, log_softmax_backward_rule},
 };
 // clang-format on
 
