@@ -1,7 +1,7 @@
 // The single-process executor (see local_executor.h).
 #include "runtime/local_executor.h"
 
-#include <unordered_map>
+#include "runtime/live_storages.h"
 
 namespace autopar {
 namespace {
@@ -17,36 +17,6 @@ std::vector<int32_t> last_uses(const Graph& graph) {
   for (const GraphOutput& out : graph.outputs()) last[static_cast<size_t>(out.node)] = graph.size();
   return last;
 }
-
-// Bytes of the distinct storages held by live values, kept up to date as
-// values come and go (views share their base's storage, counted once), so a
-// node costs its own outputs and frees rather than a scan of every value.
-class LiveStorages {
- public:
-  void add(const std::vector<at::Tensor>& values) {
-    for (const at::Tensor& t : values) {
-      if (!t.defined()) continue;
-      if (refs_[t.storage().unsafeGetStorageImpl()]++ == 0) bytes_ += storage_bytes(t);
-    }
-  }
-  void remove(const std::vector<at::Tensor>& values) {
-    for (const at::Tensor& t : values) {
-      if (!t.defined()) continue;
-      auto it = refs_.find(t.storage().unsafeGetStorageImpl());
-      if (it == refs_.end() || --it->second > 0) continue;
-      bytes_ -= storage_bytes(t);
-      refs_.erase(it);
-    }
-  }
-  int64_t bytes() const { return bytes_; }
-
- private:
-  static int64_t storage_bytes(const at::Tensor& t) {
-    return static_cast<int64_t>(t.storage().nbytes());
-  }
-  std::unordered_map<const void*, int32_t> refs_;
-  int64_t bytes_ = 0;
-};
 
 Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeValues& values,
                                            const ExecuteHooks& hooks) {

@@ -13,12 +13,6 @@ namespace {
 
 constexpr NodeId kKeptAllStep = std::numeric_limits<NodeId>::max();
 
-double bytes_of(const std::vector<at::Tensor>& ts) {
-  double b = 0;
-  for (const at::Tensor& t : ts) b += t.defined() ? static_cast<double>(t.nbytes()) : 0;
-  return b;
-}
-
 }  // namespace
 
 Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& sharding,
@@ -51,7 +45,9 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
         local_slice(full_placeholders[static_cast<size_t>(v)], output_sharding(v), mesh_);
     if (!shard) return make_error("placeholder {}: {}", graph_.node(v).name, shard.error().message);
     values_[static_cast<size_t>(v)] = {std::move(*shard)};
-    tracer_.hold(bytes_of(values_[static_cast<size_t>(v)]));
+    int64_t before = storages_.bytes();
+    storages_.add(values_[static_cast<size_t>(v)]);
+    track(before);
   }
   params_.clear();
   for (const GraphOutput& g : graph_.outputs()) {
@@ -88,8 +84,11 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
     context.input_full_shapes.push_back(full.shape);
   }
-  double transient = bytes_of(inputs);
-  tracer_.hold(transient);  // upper bound: redistributed copies and aliases alike
+  // Redistributed copies are new storages while the kernel runs; inputs read
+  // as they are alias live values and add nothing.
+  int64_t before = storages_.bytes();
+  storages_.add(inputs);
+  track(before);
   std::vector<at::Tensor> outputs;
   double start = tracer_.now_us();
   if (node.op == OpId::kGetItem) {
@@ -107,8 +106,10 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     outputs = std::move(*out);
   }
   tracer_.compute(node.name, op_name(node.op), start, tracer_.now_us());
-  tracer_.release(transient);
-  tracer_.hold(bytes_of(outputs));
+  before = storages_.bytes();
+  storages_.add(outputs);  // before dropping the inputs: an output may alias one
+  storages_.remove(inputs);
+  track(before);
   values_[static_cast<size_t>(v)] = std::move(outputs);
   for (NodeId u : node.inputs) {
     if (last_use_[static_cast<size_t>(u)] == v && !graph_.node(u).is_placeholder()) release(u);
@@ -117,8 +118,16 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
 }
 
 void SpmdExecutor::release(NodeId v) {
-  tracer_.release(bytes_of(values_[static_cast<size_t>(v)]));
+  int64_t before = storages_.bytes();
+  storages_.remove(values_[static_cast<size_t>(v)]);
+  track(before);
   values_[static_cast<size_t>(v)].clear();
+}
+
+void SpmdExecutor::track(int64_t bytes_before) {
+  int64_t change = storages_.bytes() - bytes_before;
+  if (change > 0) tracer_.hold(static_cast<double>(change));
+  if (change < 0) tracer_.release(static_cast<double>(-change));
 }
 
 Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {

@@ -21,6 +21,7 @@
 #include "ir/expected.h"
 #include "ir/graph.h"
 #include "planner/auto_plan.h"
+#include "runtime/live_storages.h"
 #include "runtime/spmd_mesh.h"
 #include "runtime/trace.h"
 
@@ -63,6 +64,8 @@ class SpmdExecutor {
   Expected<at::Tensor> input_value(NodeId v, int i);
   Status run_node(NodeId v, const FaultInjection& faults);
   void release(NodeId v);
+  // Applies a change of storages_ to the tracer's held bytes.
+  void track(int64_t bytes_before);
   Expected<SpmdStepResult> finish();
 
   const Graph& graph_;
@@ -73,6 +76,7 @@ class SpmdExecutor {
   std::vector<NodeId> last_use_;            // per node: last consumer position
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<at::Tensor> params_;          // aliases values_ of gradient params
+  LiveStorages storages_;                   // placeholders and activations held
 };
 
 }  // namespace autopar

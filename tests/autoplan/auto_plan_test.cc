@@ -38,9 +38,9 @@ TEST(AutoPlan, FoldingFollowersKeepsTheOptimumOnSmallConfigs) {
   for (const auto& [name, mesh] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"mlp", {2, 4}}, {"llama3-debugmodel", {2}}, {"llama3-debugmodel", {2, 2}}}) {
     Graph g = name == "mlp" ? model(name, 2, 0, 0) : model(name, 1, 4, 16);
-    PlanOptions folded = options(mesh);
-    PlanOptions unfolded = folded;
-    unfolded.fold_followers = false;
+    PlanOptions unfolded = options(mesh);
+    PlanOptions folded = unfolded;
+    folded.fold_followers = true;
     Plan a = plan_or_die(g, folded);
     Plan b = plan_or_die(g, unfolded);
     EXPECT_GT(a.solver.folded_followers, 0) << name;

@@ -2,7 +2,6 @@
 
 #include "cli_output.h"
 #include "progress.h"
-#include "progress.h"
 #include "planner/baselines.h"
 #include "sharding/mesh.h"
 
@@ -38,12 +37,11 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_option("--dump-ilp", o.dump_ilp, "Write the ILP to FILE (.lp for LP format, else MPS)")
       ->type_name("FILE");
   app.add_flag("--quiet", o.quiet, "No solver progress line on stderr (shown only on a terminal)");
-  app.add_flag("--quiet", o.quiet, "No solver progress line on stderr (shown only on a terminal)");
   app.add_flag("--no-share-layers", o.no_share_layers,
                "Give every layer its own variables (slower; for checking the reduction)");
-  app.add_flag("--no-fold-followers", o.no_fold_followers,
-               "Keep views and unary pointwise ops as free ILP nodes instead of following their "
-               "producer (slower; for measuring the reduction's gap)");
+  app.add_flag("--fold-followers", o.fold_followers,
+               "Merge views and unary pointwise ops into their producer's ILP variables: a faster "
+               "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
 }
 
 Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& graph) {
@@ -89,10 +87,9 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   options.solver.time_limit_s = cli.time_limit_s;
   options.solver.threads = cli.threads;
   options.solver.progress = terminal_progress(stderr, cli.quiet);
-  options.solver.progress = terminal_progress(stderr, cli.quiet);
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;
-  options.fold_followers = !cli.no_fold_followers;
+  options.fold_followers = cli.fold_followers;
   return options;
 }
 

@@ -30,8 +30,7 @@ struct PlanCliOptions {
   std::string dump_ilp;
   bool no_share_layers = false;
   bool quiet = false;  // --quiet: no solver progress line on a terminal
-  bool quiet = false;  // --quiet: no solver progress line on a terminal
-  bool no_fold_followers = false;
+  bool fold_followers = false;
 };
 
 void add_plan_options(CLI::App& app, PlanCliOptions& options, bool with_baseline = true);
