@@ -34,23 +34,21 @@ int run_explain(ExplainCommandOptions& options) {
   if (options.node.empty() && !options.memory) {
     return report_error("nothing to explain: give --node NAME and/or --memory");
   }
-  if (options.graph.model.empty() && options.graph.graph_file.empty()) options.graph.model = "llama3-8b";
-  Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
-  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
-  if (!plan_options) return report_error(plan_options.error().message);
-  Expected<Plan> plan = make_plan(*graph, *plan_options);
-  if (!plan) return report_error(plan.error().message);
-  if (plan->choice.empty()) return report_error("no plan fits the memory budget; nothing to explain");
+  Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
+  if (!planned) return report_error(planned.error().message);
+  const Graph& graph = planned->graph;
+  const PlanOptions& plan_options = planned->options;
+  const Plan& plan = planned->plan;
+  if (plan.choice.empty()) return report_error("no plan fits the memory budget; nothing to explain");
   std::string text;
   if (options.memory) {
-    text += report::memory_timeline_to_text(report::estimate_memory(*graph, *plan), *graph, options.top);
+    text += report::memory_timeline_to_text(report::estimate_memory(graph, plan), graph, options.top);
   }
   if (!options.node.empty()) {
     report::ExplainOptions explain{.max_resolves = options.all ? -1 : options.resolves,
                                    .only_output = options.output};
     Expected<report::NodeExplanation> e =
-        report::explain_node(*graph, *plan, *plan_options, options.node, explain);
+        report::explain_node(graph, plan, plan_options, options.node, explain);
     if (!e) return report_error(e.error().message);
     text += report::explanation_to_text(*e);
   }

@@ -22,28 +22,23 @@ struct PlanCommandOptions {
 };
 
 int run_plan(PlanCommandOptions& options) {
-  if (options.graph.model.empty() && options.graph.graph_file.empty()) {
-    options.graph.model = "llama3-8b";  // the main job's default
-  }
-  Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
-  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
-  if (!plan_options) return report_error(plan_options.error().message);
-  Expected<Plan> plan = make_plan(*graph, *plan_options);
-  if (!plan) return report_error(plan.error().message);
+  Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
+  if (!planned) return report_error(planned.error().message);
+  const Graph& graph = planned->graph;
+  const Plan& plan = planned->plan;
   std::string text;
   if (options.format == "json") {
-    text = plan_to_json(*graph, *plan, options.timings);
+    text = plan_to_json(graph, plan, options.timings);
   } else if (options.format == "dtensor") {
-    text = plan_to_dtensor_json(*graph, *plan);
+    text = plan_to_dtensor_json(graph, plan);
   } else if (options.format == "annotated") {
-    text = plan_to_annotated(*graph, *plan);
+    text = plan_to_annotated(graph, plan);
   } else {
-    text = plan_to_summary(*graph, *plan);
+    text = plan_to_summary(graph, plan);
   }
   if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
-  if (!plan->summary.fits) {
-    return report_error(plan->shortfall ? "no plan fits the memory budget (see above)"
+  if (!plan.summary.fits) {
+    return report_error(plan.shortfall ? "no plan fits the memory budget (see above)"
                                         : "the plan does not fit the memory budget");
   }
   return kExitOk;

@@ -24,30 +24,25 @@ struct ReportCommandOptions {
 };
 
 int run_report(ReportCommandOptions& options) {
-  if (options.graph.model.empty() && options.graph.graph_file.empty()) {
-    options.graph.model = "llama3-8b";  // as `autopar plan`
-  }
-  Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
-  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
-  if (!plan_options) return report_error(plan_options.error().message);
-  Expected<Plan> plan = make_plan(*graph, *plan_options);
-  if (!plan) return report_error(plan.error().message);
-  if (plan->choice.empty()) {
+  Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
+  if (!planned) return report_error(planned.error().message);
+  const Graph& graph = planned->graph;
+  const Plan& plan = planned->plan;
+  if (plan.choice.empty()) {
     // Nothing to draw: say why, as `autopar plan` does.
-    return report_error(plan_to_summary(*graph, *plan) +
+    return report_error(plan_to_summary(graph, plan) +
                         "no plan fits the memory budget, so there is no report to draw; raise "
                         "--memory-gb or use a bigger mesh");
   }
   if (options.format == "svg") {
-    report::GraphView view = report::build_graph_view(*graph, *plan);
-    if (Status s = report::render_svg(report::graph_dot(*graph, view), options.out); !s) {
+    report::GraphView view = report::build_graph_view(graph, plan);
+    if (Status s = report::render_svg(report::graph_dot(graph, view), options.out); !s) {
       return report_error(s.error().message);
     }
     return kExitOk;
   }
-  report::MemoryTimeline timeline = report::estimate_memory(*graph, *plan);
-  std::string html = report::html_report(*graph, *plan, timeline);
+  report::MemoryTimeline timeline = report::estimate_memory(graph, plan);
+  std::string html = report::html_report(graph, plan, timeline);
   if (Status s = write_output(html, options.out); !s) return report_error(s.error().message);
   return kExitOk;
 }

@@ -44,6 +44,19 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
 }
 
+Expected<PlannedGraph> load_and_plan(GraphOptions graph_options, const PlanCliOptions& cli) {
+  if (graph_options.model.empty() && graph_options.graph_file.empty()) {
+    graph_options.model = "llama3-8b";
+  }
+  Expected<Graph> graph = load_graph(graph_options);
+  if (!graph) return graph.error();
+  Expected<PlanOptions> options = to_plan_options(cli, *graph);
+  if (!options) return options.error();
+  Expected<Plan> plan = make_plan(*graph, *options);
+  if (!plan) return plan.error();
+  return PlannedGraph{std::move(*graph), std::move(*options), std::move(*plan)};
+}
+
 Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& graph) {
   PlanOptions options;
   Expected<std::vector<int64_t>> shape = parse_mesh_shape(cli.mesh);

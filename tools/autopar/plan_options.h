@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ir/expected.h"
+#include "graph_options.h"
 #include "ir/graph.h"
 #include "planner/auto_plan.h"
 
@@ -37,5 +38,15 @@ void add_plan_options(CLI::App& app, PlanCliOptions& options, bool with_baseline
 
 // Mesh, hardware, pins (command line, constraints file, baseline) -> PlanOptions.
 Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& graph);
+
+// The planning subcommands' common start (plan, explain, report): load the
+// graph (llama3-8b, the main job's model, when neither --model nor --graph is
+// given), turn the options into PlanOptions, and plan.
+struct PlannedGraph {
+  Graph graph;
+  PlanOptions options;
+  Plan plan;
+};
+Expected<PlannedGraph> load_and_plan(GraphOptions graph_options, const PlanCliOptions& cli);
 
 }  // namespace autopar
