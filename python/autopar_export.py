@@ -37,6 +37,12 @@ _LAYOUT_ARGS = {"memory_format", "layout", "device", "pin_memory", "non_blocking
 # Ops that are identities for a dense contiguous value, or whose result no one uses.
 _DROPPED = {"aten.detach.default", "aten.is_same_size.default", "aten.lift_fresh_copy.default"}
 # aten.X.Tensor with a Python number as `other` is aten.X.Scalar in autopar.
+# In-place ops of torchvision's CNNs (ReLU(inplace=True), residual `out += x`)
+# traced as their out-of-place forms: the joint graph reads each mutated value
+# only through the in-place node's result, never the old value.
+_OUT_OF_PLACE = {"aten.relu_.default": "aten.relu.default",
+                 "aten.hardtanh_.default": "aten.hardtanh.default",
+                 "aten.add_.Tensor": "aten.add.Tensor"}
 _SCALAR_FORMS = {"aten.div.Tensor": "aten.div.Scalar", "aten.mul.Tensor": "aten.mul.Scalar",
                  "aten.add.Tensor": "aten.add.Scalar"}
 
@@ -97,9 +103,23 @@ class _ScopeTracker:
             h.remove()
 
 
+def _drop_running_stats(model):
+    """Batch norm in training mode normalises with the batch's statistics; its
+    running statistics only matter for eval, and updating them is an in-place
+    write to buffers that fake tracing cannot export. One training step's loss
+    and gradients are the same without them."""
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.track_running_stats = False
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+
+
 def trace_joint(model, example_inputs, loss_fn, model_inputs=1):
     """The joint forward+loss+backward fx graph. The model gets
     example_inputs[:model_inputs]; loss_fn(output, *example_inputs[model_inputs:])."""
+    _drop_running_stats(model)
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     params = dict(model.named_parameters())
 
@@ -134,6 +154,7 @@ def _node_val(node):
 class _Writer:
     def __init__(self, gm, names, num_inputs, input_names):
         self.gm = gm
+        self.position = {n: i for i, n in enumerate(gm.graph.nodes)}
         self.nodes = []
         self.rename = {}   # fx node -> autopar node name (or the node it aliases)
         self.splits = {}   # split node -> (input name, dim, chunk size)
@@ -173,6 +194,8 @@ class _Writer:
             if node.args and isinstance(node.args[0], torch.fx.Node) and node.users:
                 self.rename[node] = self.ref(node.args[0])
             return
+        if op == "aten.empty.memory_format" and not node.users:
+            return  # batch norm's unused reserve buffer in the backward
         if op == "aten.split.Tensor":
             self.splits[node] = node
             return
@@ -203,6 +226,9 @@ class _Writer:
                 continue
             elif given or arg.name in node.kwargs:
                 attrs[arg.name] = _value(v)
+        if op in _OUT_OF_PLACE:
+            self._check_no_later_reader(node)
+            op = _OUT_OF_PLACE[op]
         if op == "aten._reshape_alias.default":   # a view with strides: autopar is contiguous
             op, attrs = "aten.view.default", {"size": attrs["size"]}
         if op in ("aten.expand.default", "aten.view.default", "aten._unsafe_view.default"):
@@ -217,6 +243,16 @@ class _Writer:
                                  f"{attrs.get('output_mask')}: autopar needs all three gradients")
             del attrs["output_mask"]
         return op, inputs, attrs
+
+    def _check_no_later_reader(self, node):
+        """An in-place op may be exported out of place only when nothing reads
+        the value it overwrote afterwards (that reader would see the new value)."""
+        mutated = node.args[0]
+        later = [u.name for u in mutated.users
+                 if u is not node and self.position[u] > self.position[node]]
+        if later:
+            raise ValueError(f"{node.name} ({node.target}) overwrites {mutated.name}, which "
+                             f"{', '.join(later)} read(s) later: cannot export it out of place")
 
     def _split_slice(self, getitem):
         """split(x, size, dim)[i] is slice(x, dim, i*size, min((i+1)*size, n))."""
@@ -380,7 +416,8 @@ def build(args):
             num_heads=args.heads, hidden_dim=args.dim, mlp_dim=args.hidden,
             num_classes=args.classes)
     elif args.model in ("resnet18", "mobilenet_v2"):
-        model = getattr(torchvision.models, args.model)(num_classes=args.classes)
+        extra = {"dropout": 0.0} if args.model == "mobilenet_v2" else {}  # no random ops
+        model = getattr(torchvision.models, args.model)(num_classes=args.classes, **extra)
     else:
         raise SystemExit(f"unknown --model {args.model}")
     x = torch.randn(b, 3, args.image, args.image)

@@ -120,6 +120,22 @@ TEST_F(Exported, VitImportsAndPlansOnEveryMesh) {
   plan_on_meshes("vit_b_16");
 }
 
+TEST_F(Exported, Resnet18ImportsAndPlansOnEveryMesh) {
+  // conv1 + bn1 (3), layer1: 2 blocks x (2 convs + 2 bns: 6) = 12, layer2..4: 12 + downsample
+  // conv + bn (3) = 15 each, fc w+b (2): 3 + 12 + 45 + 2 = 62.
+  Graph g = load("resnet18");
+  EXPECT_EQ(count_params(g), 62);
+  plan_on_meshes("resnet18");
+}
+
+TEST_F(Exported, MobilenetV2ImportsAndPlansOnEveryMesh) {
+  // stem conv+bn (3), first block dw + project (6), 16 blocks expand + dw + project (9 each:
+  // 144), last 1x1 conv+bn (3), classifier linear w+b (2): 3 + 6 + 144 + 3 + 2 = 158.
+  Graph g = load("mobilenet_v2");
+  EXPECT_EQ(count_params(g), 158);
+  plan_on_meshes("mobilenet_v2");
+}
+
 TEST_F(Exported, DtensorPlanListsModuleBoundariesOfTheLm) {
   Graph g = load("transformer_lm");
   Expected<Plan> plan = make_plan(g, options({2, 4}));
