@@ -4,22 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../autoplan/plan_fixtures.h"
 #include "models/registry.h"
 #include "report/report_text.h"
 
 namespace autopar::report {
 namespace {
 
-Graph model(const std::string& name, int64_t layers, int64_t batch, int64_t seq) {
-  ModelOptions o;
-  o.name = name;
-  if (layers > 0) o.layers = layers;
-  if (batch > 0) o.batch = batch;
-  if (seq > 0) o.seq = seq;
-  Expected<Graph> g = build_model(o);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return std::move(*g);
-}
+using testing::model;  // tests/autoplan/plan_fixtures.h
 
 PlanOptions options(std::vector<int64_t> mesh, const std::string& hw, double budget) {
   PlanOptions o;

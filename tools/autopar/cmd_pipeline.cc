@@ -7,9 +7,7 @@
 // then agrees on shape inference (pipeline_runtime/stage_setup.h) and runs the
 // steps (pipeline_runtime/pipeline_run.h). Refusals happen on every rank alike;
 // a failure on one rank during the run ends the job (MPI_Abort).
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -39,14 +37,6 @@ struct PipelineCommandOptions {
   std::string balance = "auto";
   std::string hardware = "cpu";
 };
-
-Expected<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error("cannot read {}", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // The microbatch size: every graph input's dim 0 divided by M.
 Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches) {
@@ -102,7 +92,7 @@ int run_pipeline(const PipelineCommandOptions& o) {
   }
   if (!o.stage_shapes.empty()) {
     // Only this rank may have the file: its errors end the job, never a hang.
-    Expected<std::string> text = read_text(o.stage_shapes);
+    Expected<std::string> text = read_text_file(o.stage_shapes);
     if (!text) world.abort(text.error().message);
     auto given = pipeline::parse_stage_shapes(*text);
     if (!given) world.abort(fmt::format("{}: {}", o.stage_shapes, given.error().message));

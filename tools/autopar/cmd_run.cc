@@ -6,9 +6,7 @@
 // all ranks agree). Refusals (a plan that does not fit the launch or graph)
 // happen on every rank before any compute; a failure during the run ends the
 // whole job through MPI_Abort, naming the rank and the op.
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -36,17 +34,9 @@ struct RunCommandOptions {
   FaultInjection faults;
 };
 
-Expected<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error("cannot read the plan file {}", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // A plan file brings its own mesh; --mesh, if given, must agree.
 Expected<Plan> plan_from_file(const RunCommandOptions& o, const Graph& graph, int ranks) {
-  Expected<std::string> text = read_text(o.plan_file);
+  Expected<std::string> text = read_text_file(o.plan_file);
   if (!text) return text.error();
   Expected<PlanFile> header = read_plan_header(*text);
   if (!header) return make_error("{}: {}", o.plan_file, header.error().message);
