@@ -1,6 +1,8 @@
 #include "planner/auto_plan.h"
 
 #include <chrono>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -81,6 +83,57 @@ void unshare_differently_pinned(std::vector<NodeId>& rep,
 
 std::string status_name(planner::SolveStatus status) { return planner::to_string(status); }
 
+// Per node and strategy, an id per mesh dim for the placements of all its
+// tensors there (dim_sweep.h). Layer members copy their representative's.
+planner::MeshDimClasses mesh_dim_classes(const StrategyGraph& sg, const std::vector<NodeId>& rep) {
+  planner::MeshDimClasses c;
+  c.mesh_dims = sg.mesh.ndim();
+  c.of_node.resize(sg.nodes.size());
+  std::unordered_map<std::string, int32_t> ids;
+  std::string key;
+  for (size_t v = 0; v < sg.nodes.size(); ++v) {
+    auto r = static_cast<size_t>(rep[v]);
+    if (r < v) {
+      c.of_node[v] = c.of_node[r];
+      continue;
+    }
+    const NodeStrategies& ns = sg.nodes[v];
+    const int32_t per = ns.num_inputs + ns.num_outputs;
+    ids.clear();
+    std::vector<int32_t>& out = c.of_node[v];
+    out.reserve(static_cast<size_t>(ns.size() * c.mesh_dims));
+    for (StrategyIdx s = 0; s < ns.size(); ++s) {
+      for (MeshDim d = 0; d < c.mesh_dims; ++d) {
+        key.clear();
+        for (int32_t k = 0; k < per; ++k) key.push_back(static_cast<char>(ns.specs[static_cast<size_t>(s * per + k)][d].code()));
+        out.push_back(ids.try_emplace(key, static_cast<int32_t>(ids.size())).first->second);
+      }
+    }
+  }
+  return c;
+}
+
+bool use_sweeps(MeshSolve method, const DeviceMesh& mesh) {
+  if (mesh.ndim() < 3) return false;
+  return method != MeshSolve::kWhole;
+}
+
+// Solves the problem as options.mesh_solve says; records the method and steps.
+Expected<planner::Solution> solve(const planner::Problem& problem, const StrategyGraph& sg,
+                                  const std::vector<NodeId>& rep, const PlanOptions& options,
+                                  SolverReport& report) {
+  if (!use_sweeps(options.mesh_solve, sg.mesh)) {
+    report.method = "whole";
+    return planner::solve_with_cbc(problem, options.solver);
+  }
+  report.method = "sweeps";
+  Expected<planner::SweepSolution> swept =
+      planner::solve_by_mesh_dim_sweeps(problem, mesh_dim_classes(sg, rep), options.solver);
+  if (!swept) return swept.error();
+  report.sweep_steps = std::move(swept->steps);
+  return std::move(swept->solution);
+}
+
 }  // namespace
 
 std::string_view optimizer_name(Optimizer optimizer) {
@@ -90,6 +143,21 @@ std::string_view optimizer_name(Optimizer optimizer) {
 std::optional<Optimizer> parse_optimizer(std::string_view name) {
   if (name == "sgd") return Optimizer::kSgd;
   if (name == "adamw") return Optimizer::kAdamW;
+  return std::nullopt;
+}
+
+std::string_view mesh_solve_name(MeshSolve method) {
+  switch (method) {
+    case MeshSolve::kAuto: return "auto";
+    case MeshSolve::kWhole: return "whole";
+    case MeshSolve::kSweeps: return "sweeps";
+  }
+  return "?";
+}
+
+std::optional<MeshSolve> parse_mesh_solve(std::string_view name) {
+  for (MeshSolve m : {MeshSolve::kAuto, MeshSolve::kWhole, MeshSolve::kSweeps})
+    if (mesh_solve_name(m) == name) return m;
   return std::nullopt;
 }
 
@@ -142,7 +210,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   plan.solver.unreduced_edges = built.unreduced_edges;
   plan.solver.memory_points = static_cast<int32_t>(built.problem.live_points.size());
 
-  Expected<planner::Solution> solution = planner::solve_with_cbc(built.problem, options.solver);
+  Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
   if (!solution) return solution.error();
   plan.solver.status = status_name(solution->status);
   plan.solver.objective = solution->objective;

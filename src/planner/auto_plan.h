@@ -19,6 +19,7 @@
 
 #include "cost/hardware.h"
 #include "ir/graph.h"
+#include "planner/dim_sweep.h"
 #include "planner/pins.h"
 #include "planner/solver.h"
 #include "sharding/mesh.h"
@@ -28,6 +29,12 @@
 namespace autopar {
 
 enum class Optimizer : uint8_t { kSgd, kAdamW };
+
+// How the ILP is solved: whole, or by mesh-dim neighbourhoods (dim_sweep.h).
+// kAuto: whole on meshes of one or two dims, sweeps on three or more.
+enum class MeshSolve : uint8_t { kAuto, kWhole, kSweeps };
+std::string_view mesh_solve_name(MeshSolve method);  // "auto", "whole", "sweeps"
+std::optional<MeshSolve> parse_mesh_solve(std::string_view name);
 std::string_view optimizer_name(Optimizer optimizer);  // "sgd", "adamw"
 std::optional<Optimizer> parse_optimizer(std::string_view name);
 // Optimizer state bytes per parameter element: AdamW keeps two f32 moments.
@@ -45,6 +52,7 @@ struct PlanOptions {
   // Views / unary pointwise ops follow their producer (followers.h). Off by
   // default: faster, but not exact (llama3-8b 8x8: +2.3% step time).
   bool fold_followers = false;
+  MeshSolve mesh_solve = MeshSolve::kAuto;
   std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
   std::string label = "solved";  // "solved" or the baseline's name
 };
@@ -100,6 +108,8 @@ struct SolverReport {
   int32_t shared_layers = 0;
   int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
   int32_t memory_points = 0;    // time points given to the solver
+  std::string method = "whole";  // "whole" ILP, or "sweeps" (mesh-dim neighbourhoods)
+  std::vector<planner::SweepStep> sweep_steps;  // with "sweeps", in order
   planner::SolveStats stats;
   std::string message;
 };

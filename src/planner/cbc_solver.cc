@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -175,6 +176,7 @@ const char* to_string(SolveStatus status) {
     case SolveStatus::kFeasible: return "feasible (time limit)";
     case SolveStatus::kInfeasible: return "infeasible";
     case SolveStatus::kNoSolution: return "no solution (time limit)";
+    case SolveStatus::kLocalOptimum: return "local optimum";
   }
   return "?";
 }
@@ -182,10 +184,15 @@ const char* to_string(SolveStatus status) {
 namespace {
 
 CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
-                         std::chrono::steady_clock::time_point progress_start, ObjectiveMap map) {
+                         std::chrono::steady_clock::time_point progress_start, ObjectiveMap map,
+                         const std::vector<int>& start_columns = {}) {
   auto start = std::chrono::steady_clock::now();
   CbcRun run;
   Cbc_Model* cbc = load(m);
+  if (!start_columns.empty()) {
+    std::vector<double> ones(start_columns.size(), 1.0);
+    Cbc_setMIPStartI(cbc, static_cast<int>(start_columns.size()), start_columns.data(), ones.data());
+  }
   const bool progress = o.progress && !o.verbose;
   Cbc_setLogLevel(cbc, o.verbose || progress ? 1 : 0);
   Cbc_setParameter(cbc, "timeMode", "elapsed");  // "sec" is CPU time otherwise
@@ -265,6 +272,21 @@ void fill_from_assignment(const Problem& p, Solution& s) {
   s.gap = std::max(0.0, (s.objective - s.best_bound) / scale);  // > 0 with relative_gap
 }
 
+// The s columns set to 1 by `start` (a full assignment of the Problem), or
+// none when one of its strategies did not survive presolve (a dominated one).
+std::vector<int> start_columns(const ReducedProblem& r, const IlpModel& m, const Assignment& start) {
+  std::vector<int> columns;
+  if (start.size() != r.group_of.size()) return {};
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    if (m.first_column[g] < 0) continue;
+    const std::vector<StrategyIdx>& alive = r.nodes[g].alive;
+    auto at = std::find(alive.begin(), alive.end(), start[static_cast<size_t>(r.nodes[g].root)]);
+    if (at == alive.end()) return {};
+    columns.push_back(m.first_column[g] + static_cast<int>(at - alive.begin()));
+  }
+  return columns;
+}
+
 Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
                     std::string message, bool memory_may_be_why) {
   Solution s;
@@ -279,7 +301,7 @@ Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptio
 
 }  // namespace
 
-Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
+Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, const Assignment& incumbent) {
   if (Status valid = validate(p); !valid) return valid.error();
   auto start = std::chrono::steady_clock::now();
   const auto solve_start = start;  // progress reports count from here
@@ -319,7 +341,11 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o) {
     if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
     bool done = o.lp_first && solve_integral_relaxation(m, o, run);
     double lp_s = run.seconds;
-    if (!done) run = run_cbc_reporting(m, o, solve_start, map);
+    if (!done) {
+      SolverOptions rest = o;  // the relaxation's time counts against the limit
+      rest.time_limit_s = std::max(o.time_limit_s - lp_s, 1e-3);
+      run = run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
+    }
     stats.solve_s = run.seconds + (done ? 0 : lp_s);
     if (run.status == SolveStatus::kInfeasible) {
       Solution bad = infeasible(p, r, o, p.has_memory_limit()

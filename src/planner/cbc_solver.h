@@ -14,8 +14,11 @@
 namespace autopar::planner {
 
 // Errors only for a malformed problem; infeasibility is a SolveStatus, with
-// a MemoryShortfall when the memory budget is what cannot be met.
-Expected<Solution> solve_with_cbc(const Problem& problem, const SolverOptions& options = {});
+// a MemoryShortfall when the memory budget is what cannot be met. `start`, a
+// feasible assignment of the whole problem (or empty), is CBC's first
+// incumbent when branch and bound runs.
+Expected<Solution> solve_with_cbc(const Problem& problem, const SolverOptions& options = {},
+                                  const Assignment& start = {});
 
 // Writes the ILP CBC would solve: LP format when the path ends in ".lp",
 // MPS otherwise. Columns and rows are named as in ilp_model.h.

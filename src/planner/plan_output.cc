@@ -128,7 +128,21 @@ Json solver_json(const Plan& plan, bool timings) {
             {"reduced_edges", r.stats.reduced_edges},
             {"shared_layers", r.shared_layers},
             {"folded_followers", r.folded_followers},
-            {"memory_points", r.memory_points}};
+            {"memory_points", r.memory_points},
+            {"method", r.method}};
+  if (r.method == "sweeps") {
+    Json steps = Json::array();
+    for (const planner::SweepStep& st : r.sweep_steps) {
+      Json step = {{"neighbourhood", st.neighbourhood},
+                   {"status", planner::to_string(st.status)},
+                   {"objective", st.has_answer ? Json(st.objective) : Json(nullptr)},
+                   {"improved", st.improved},
+                   {"variables", st.variables}};
+      if (timings) step["time_s"] = st.seconds;
+      steps.push_back(std::move(step));
+    }
+    j["sweeps"] = std::move(steps);
+  }
   if (timings) {
     j["time_s"] = r.time_s;
     j["build_s"] = r.build_s;

@@ -60,9 +60,20 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                        plan.mesh.dims[static_cast<size_t>(v.mesh_dim)].name, v.count,
                        planner::format_bytes(v.buffer_bytes), ms(v.time_s));
   }
-  out += fmt::format("  solver         {}, objective {}, gap {:.2g}, {} variables, {} constraints, "
-                     "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
-                     r.stats.constraints, r.stats.memory_rows);
+  if (r.method == "sweeps") {
+    out += fmt::format("  solver         mesh-dim sweeps, objective {}, no bound over the whole "
+                       "mesh ({})\n", ms(r.objective), r.message);
+    for (const planner::SweepStep& st : r.sweep_steps) {
+      out += fmt::format("                   {:<16} {:>14}  {}{}, {} variables, {:.2f} s\n",
+                         st.neighbourhood, st.has_answer ? ms(st.objective) : std::string("-"),
+                         planner::to_string(st.status), st.improved ? ", improved" : "",
+                         st.variables, st.seconds);
+    }
+  } else {
+    out += fmt::format("  solver         {}, objective {}, gap {:.2g}, {} variables, {} constraints, "
+                       "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
+                       r.stats.constraints, r.stats.memory_rows);
+  }
   out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared; "
                      "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,

@@ -17,6 +17,7 @@ enum class SolveStatus {
   kFeasible,       // time limit hit with an incumbent
   kInfeasible,     // no assignment satisfies the constraints
   kNoSolution,     // time limit hit before any incumbent
+  kLocalOptimum,   // no neighbourhood improves it (dim_sweep.h); no global bound
 };
 
 const char* to_string(SolveStatus status);

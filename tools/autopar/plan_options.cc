@@ -42,6 +42,12 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_flag("--fold-followers", o.fold_followers,
                "Merge views and unary pointwise ops into their producer's ILP variables: a faster "
                "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
+  app.add_option("--mesh-solve", o.mesh_solve,
+                 "whole: one ILP over every strategy; sweeps: tied-dims seeds, then pairs of mesh "
+                 "dims re-solved with the others fixed (a local optimum, for 3+ dim meshes where "
+                 "the whole ILP is too big); auto: whole up to 2 mesh dims, sweeps beyond")
+      ->check(CLI::IsMember({"auto", "whole", "sweeps"}))
+      ->capture_default_str();
 }
 
 Expected<PlannedGraph> load_and_plan(GraphOptions graph_options, const PlanCliOptions& cli) {
@@ -103,6 +109,7 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;
   options.fold_followers = cli.fold_followers;
+  options.mesh_solve = *parse_mesh_solve(cli.mesh_solve);
   return options;
 }
 

@@ -1,0 +1,232 @@
+#include "planner/dim_sweep.h"
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "planner/cbc_solver.h"
+
+namespace autopar::planner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Allowed = std::function<bool(NodeIdx, StrategyIdx)>;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The strategies each node may take before any restriction: its pins
+// intersected, or nullopt for every strategy.
+std::vector<std::optional<std::vector<StrategyIdx>>> pinned_domains(const Problem& p) {
+  std::vector<std::optional<std::vector<StrategyIdx>>> domains(p.nodes.size());
+  for (const Pin& pin : p.pins) {
+    auto& d = domains[static_cast<size_t>(pin.node)];
+    if (!d) {
+      d = pin.allowed;
+      continue;
+    }
+    std::erase_if(*d, [&](StrategyIdx s) {
+      return std::find(pin.allowed.begin(), pin.allowed.end(), s) == pin.allowed.end();
+    });
+  }
+  return domains;
+}
+
+// Pins restricting every node to the strategies `allowed` accepts, within its
+// own pins; a node left with none keeps its pinned domain.
+std::vector<Pin> restricted_pins(const Problem& p,
+                                 const std::vector<std::optional<std::vector<StrategyIdx>>>& domains,
+                                 const Allowed& allowed) {
+  std::vector<Pin> pins;
+  for (size_t v = 0; v < p.nodes.size(); ++v) {
+    const auto node = static_cast<NodeIdx>(v);
+    const auto n = static_cast<StrategyIdx>(p.nodes[v].costs.size());
+    Pin pin{node, {}};
+    if (domains[v]) {
+      for (StrategyIdx s : *domains[v])
+        if (allowed(node, s)) pin.allowed.push_back(s);
+      if (pin.allowed.empty()) pin.allowed = *domains[v];
+    } else {
+      for (StrategyIdx s = 0; s < n; ++s)
+        if (allowed(node, s)) pin.allowed.push_back(s);
+      if (pin.allowed.empty() || static_cast<StrategyIdx>(pin.allowed.size()) == n) continue;
+    }
+    pins.push_back(std::move(pin));
+  }
+  return pins;
+}
+
+std::string dim_name(int32_t d) { return fmt::format("d{}", d); }
+
+struct Neighbourhood {
+  std::string name;
+  Allowed allowed;
+};
+
+// Seeds: dims [0, split) tied to dim 0, dims [split, D) tied to dim split;
+// split = 1 first (the outer dim alone, the inner, faster ones as one).
+std::vector<Neighbourhood> seeds(const MeshDimClasses& c) {
+  std::vector<Neighbourhood> out;
+  for (int32_t split = 1; split < c.mesh_dims; ++split) {
+    std::string name = "seed";
+    for (int32_t d = 1; d < c.mesh_dims; ++d) {
+      if (d == split) continue;
+      int32_t head = d < split ? 0 : split;
+      name += fmt::format(" {}={}", dim_name(head), dim_name(d));
+    }
+    out.push_back({name, [&c, split](NodeIdx v, StrategyIdx s) {
+                     for (int32_t d = 1; d < c.mesh_dims; ++d) {
+                       if (d == split) continue;
+                       int32_t head = d < split ? 0 : split;
+                       if (c.at(v, s, d) != c.at(v, s, head)) return false;
+                     }
+                     return true;
+                   }});
+  }
+  return out;
+}
+
+// Every pair of dims free, the other dims as in `incumbent`.
+std::vector<Neighbourhood> pair_moves(const MeshDimClasses& c, const Assignment& incumbent) {
+  std::vector<Neighbourhood> out;
+  for (int32_t a = 0; a < c.mesh_dims; ++a) {
+    for (int32_t b = a + 1; b < c.mesh_dims; ++b) {
+      out.push_back({fmt::format("free {},{}", dim_name(a), dim_name(b)),
+                     [&c, &incumbent, a, b](NodeIdx v, StrategyIdx s) {
+                       StrategyIdx now = incumbent[static_cast<size_t>(v)];
+                       for (int32_t d = 0; d < c.mesh_dims; ++d) {
+                         if (d != a && d != b && c.at(v, s, d) != c.at(v, now, d)) return false;
+                       }
+                       return true;
+                     }});
+    }
+  }
+  return out;
+}
+
+class Sweeper {
+ public:
+  Sweeper(const Problem& p, const SolverOptions& o)
+      : work_(p), domains_(pinned_domains(p)), options_(o), start_(Clock::now()) {}
+
+  double remaining() const { return options_.time_limit_s - seconds_since(start_); }
+
+  // Solves one neighbourhood; the answer becomes the incumbent when better.
+  // `start`: a plan inside the neighbourhood for CBC to start from, or empty.
+  // A seed only starts the sweeps: it stops within kSeedGap of its own
+  // optimum and takes at most kSeedShare of the time left.
+  static constexpr double kSeedGap = 0.05;
+  static constexpr double kSeedShare = 1.0 / 3;
+
+  Expected<bool> step(const Neighbourhood& n, const Problem& whole, const Assignment& start,
+                      std::vector<SweepStep>& steps, bool seed = false) {
+    auto step_start = Clock::now();
+    work_.pins = restricted_pins(whole, domains_, n.allowed);
+    SolverOptions o = options_;
+    o.time_limit_s = std::max(remaining() * (seed ? kSeedShare : 1.0), 1e-3);
+    if (seed) o.relative_gap = std::max(o.relative_gap, kSeedGap);
+    std::string stage_prefix = n.name;
+    if (options_.progress) {
+      o.progress = [this, &stage_prefix, step_start](const SolveProgress& p) {
+        std::string stage = fmt::format("{}: {}", stage_prefix, p.stage);
+        SolveProgress q = p;
+        q.stage = stage.c_str();
+        q.elapsed_s = seconds_since(start_);
+        q.best_bound.reset();
+        q.gap.reset();
+        if (best_ && (!q.objective || best_->objective < *q.objective)) q.objective = best_->objective;
+        options_.progress(q);
+      };
+    }
+    Expected<Solution> s = solve_with_cbc(work_, o, start);
+    if (!s) return s.error();
+    SweepStep st;
+    st.neighbourhood = n.name;
+    st.status = s->status;
+    st.has_answer = !s->assignment.empty();
+    st.objective = s->objective;
+    st.variables = s->stats.variables;
+    st.seconds = seconds_since(step_start);
+    solve_s_ += s->stats.solve_s;
+    const double tolerance = 1e-9 * std::max(1.0, best_ ? std::abs(best_->objective) : 0.0);
+    st.improved = st.has_answer && (!best_ || s->objective < best_->objective - tolerance);
+    if (st.improved) best_ = std::move(*s);
+    steps.push_back(std::move(st));
+    return steps.back().improved;
+  }
+
+  std::optional<Solution>& best() { return best_; }
+  double solve_s() const { return solve_s_; }
+
+ private:
+  Problem work_;  // the whole problem; only its pins change from step to step
+  std::vector<std::optional<std::vector<StrategyIdx>>> domains_;
+  SolverOptions options_;
+  Clock::time_point start_;
+  std::optional<Solution> best_;
+  double solve_s_ = 0;
+};
+
+}  // namespace
+
+Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDimClasses& classes,
+                                                 const SolverOptions& options) {
+  if (Status valid = validate(p); !valid) return valid.error();
+  if (classes.mesh_dims < 3 || classes.of_node.size() != p.nodes.size()) {
+    return make_error("internal error: mesh-dim sweeps need 3+ mesh dims and classes for every "
+                      "node ({} dims, {} of {} nodes)", classes.mesh_dims, classes.of_node.size(),
+                      p.nodes.size());
+  }
+  SweepSolution out;
+  Sweeper sweeper(p, options);
+  // One seed is enough to start from (on llama3-405b 8x8x8 both end at the
+  // same plan); the next is tried only when one has no plan.
+  for (const Neighbourhood& seed : seeds(classes)) {
+    if (sweeper.best() || sweeper.remaining() <= 0) break;
+    Expected<bool> improved = sweeper.step(seed, p, {}, out.steps, /*seed=*/true);
+    if (!improved) return improved.error();
+  }
+  if (!sweeper.best()) {
+    // No seed has a plan (usually memory): the whole problem decides, with
+    // its exact shortfall when nothing fits.
+    SolverOptions o = options;
+    o.time_limit_s = std::max(sweeper.remaining(), 1e-3);
+    Expected<Solution> whole = solve_with_cbc(p, o);
+    if (!whole) return whole.error();
+    out.solution = std::move(*whole);
+    out.solution.message = fmt::format("no tied-dims seed had a plan; whole problem: {}",
+                                       out.solution.message);
+    return out;
+  }
+  bool stopped_by_time = false;
+  size_t since_improvement = 0;
+  Assignment incumbent = sweeper.best()->assignment;
+  std::vector<Neighbourhood> moves = pair_moves(classes, incumbent);
+  for (size_t k = 0; since_improvement < moves.size(); k = (k + 1) % moves.size()) {
+    if (sweeper.remaining() <= 0) {
+      stopped_by_time = true;
+      break;
+    }
+    Expected<bool> improved = sweeper.step(moves[k], p, incumbent, out.steps);
+    if (!improved) return improved.error();
+    since_improvement = *improved ? 1 : since_improvement + 1;  // the move just made is done
+    if (*improved) incumbent = sweeper.best()->assignment;
+  }
+  out.solution = std::move(*sweeper.best());
+  Solution& s = out.solution;
+  s.status = stopped_by_time ? SolveStatus::kFeasible : SolveStatus::kLocalOptimum;
+  s.best_bound = std::numeric_limits<double>::quiet_NaN();
+  s.gap = std::numeric_limits<double>::quiet_NaN();
+  s.stats.solve_s = sweeper.solve_s();
+  s.message = fmt::format("mesh-dim sweeps: best of {} neighbourhood solves, {}", out.steps.size(),
+                          stopped_by_time ? "stopped at the time limit"
+                                          : "a local optimum (no neighbourhood improves it)");
+  return out;
+}
+
+}  // namespace autopar::planner
