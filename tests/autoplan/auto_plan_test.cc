@@ -51,6 +51,24 @@ TEST(AutoPlan, FoldingFollowersKeepsTheOptimumOnSmallConfigs) {
   }
 }
 
+// On a 3-D mesh, auto solves by mesh-dim sweeps (dim_sweep.h): a local
+// optimum that must match the whole ILP's optimum on this small case.
+TEST(AutoPlan, MeshDimSweepsMatchTheWholeIlpOnASmall3dMesh) {
+  Graph g = model("mlp", 2, 0, 0);
+  PlanOptions whole = options({2, 2, 2});
+  whole.mesh_solve = MeshSolve::kWhole;
+  PlanOptions sweeps = options({2, 2, 2});
+  Plan a = plan_or_die(g, whole);
+  Plan b = plan_or_die(g, sweeps);
+  EXPECT_EQ(a.solver.method, "whole");
+  EXPECT_EQ(b.solver.method, "sweeps");
+  ASSERT_FALSE(b.solver.sweep_steps.empty());
+  EXPECT_EQ(b.solver.sweep_steps.front().neighbourhood, "seed d1=d2");
+  EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * a.summary.step_time_s);
+  PlanOptions flat = options({2, 4});  // 2-D meshes never sweep
+  EXPECT_EQ(plan_or_die(g, flat).solver.method, "whole");
+}
+
 TEST(AutoPlan, SolvedPlanIsNeverWorseThanAnyBaseline) {
   for (const auto& [name, mesh] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"mlp", {2, 4}}, {"llama3-debugmodel", {2}}}) {
