@@ -11,13 +11,12 @@
 #include "planner/followers.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem_builder.h"
+#include "planner/stopwatch.h"
 
 namespace autopar {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using planner::seconds_since;
 
 // Layer members share their representative's variables; a member's parameter
 // placeholders then follow the representative's matching parameters too.

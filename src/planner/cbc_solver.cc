@@ -16,13 +16,10 @@
 #include <coin/Clp_C_Interface.h>
 
 #include "planner/memory_bound.h"
+#include "planner/stopwatch.h"
 
 namespace autopar::planner {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // CbcMain prints a banner and statistics even at log level 0; keep stdout
 // clean (the CLI prints plans there) unless the user asked for the log.

@@ -9,16 +9,13 @@
 #include <fmt/format.h>
 
 #include "planner/cbc_solver.h"
+#include "planner/stopwatch.h"
 
 namespace autopar::planner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using Allowed = std::function<bool(NodeIdx, StrategyIdx)>;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // The strategies each node may take before any restriction: its pins
 // intersected, or nullopt for every strategy.
@@ -123,17 +120,16 @@ class Sweeper {
   static constexpr double kSeedGap = 0.05;
   static constexpr double kSeedShare = 1.0 / 3;
 
-  Expected<bool> step(const Neighbourhood& n, const Problem& whole, const Assignment& start,
+  Expected<bool> step(const Neighbourhood& n, const Assignment& start,
                       std::vector<SweepStep>& steps, bool seed = false) {
     auto step_start = Clock::now();
-    work_.pins = restricted_pins(whole, domains_, n.allowed);
+    work_.pins = restricted_pins(work_, domains_, n.allowed);
     SolverOptions o = options_;
     o.time_limit_s = std::max(remaining() * (seed ? kSeedShare : 1.0), 1e-3);
     if (seed) o.relative_gap = std::max(o.relative_gap, kSeedGap);
-    std::string stage_prefix = n.name;
     if (options_.progress) {
-      o.progress = [this, &stage_prefix, step_start](const SolveProgress& p) {
-        std::string stage = fmt::format("{}: {}", stage_prefix, p.stage);
+      o.progress = [this, &n](const SolveProgress& p) {
+        std::string stage = fmt::format("{}: {}", n.name, p.stage);
         SolveProgress q = p;
         q.stage = stage.c_str();
         q.elapsed_s = seconds_since(start_);
@@ -188,7 +184,7 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
   // same plan); the next is tried only when one has no plan.
   for (const Neighbourhood& seed : seeds(classes)) {
     if (sweeper.best() || sweeper.remaining() <= 0) break;
-    Expected<bool> improved = sweeper.step(seed, p, {}, out.steps, /*seed=*/true);
+    Expected<bool> improved = sweeper.step(seed, {}, out.steps, /*seed=*/true);
     if (!improved) return improved.error();
   }
   if (!sweeper.best()) {
@@ -205,17 +201,17 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
   }
   bool stopped_by_time = false;
   size_t since_improvement = 0;
-  Assignment incumbent = sweeper.best()->assignment;
+  // The moves read the incumbent through this reference as it improves.
+  const Assignment& incumbent = sweeper.best()->assignment;
   std::vector<Neighbourhood> moves = pair_moves(classes, incumbent);
   for (size_t k = 0; since_improvement < moves.size(); k = (k + 1) % moves.size()) {
     if (sweeper.remaining() <= 0) {
       stopped_by_time = true;
       break;
     }
-    Expected<bool> improved = sweeper.step(moves[k], p, incumbent, out.steps);
+    Expected<bool> improved = sweeper.step(moves[k], incumbent, out.steps);
     if (!improved) return improved.error();
     since_improvement = *improved ? 1 : since_improvement + 1;  // the move just made is done
-    if (*improved) incumbent = sweeper.best()->assignment;
   }
   out.solution = std::move(*sweeper.best());
   Solution& s = out.solution;

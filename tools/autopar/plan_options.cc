@@ -43,7 +43,7 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                "Merge views and unary pointwise ops into their producer's ILP variables: a faster "
                "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
   app.add_option("--mesh-solve", o.mesh_solve,
-                 "whole: one ILP over every strategy; sweeps: tied-dims seeds, then pairs of mesh "
+                 "whole: one ILP over every strategy; sweeps: a tied-dims seed, then pairs of mesh "
                  "dims re-solved with the others fixed (a local optimum, for 3+ dim meshes where "
                  "the whole ILP is too big); auto: whole up to 2 mesh dims, sweeps beyond")
       ->check(CLI::IsMember({"auto", "whole", "sweeps"}))
