@@ -343,8 +343,9 @@ ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
       }
     compact(r, live);
   }
-  for (auto& l : live) l.assign(l.size(), 1);
-  live.resize(r.nodes.size());
+  // Fresh masks of the compacted sizes: drop_dominated skips single-strategy
+  // nodes, and compact reads every mask's size as its node's strategy count.
+  for (size_t g = 0; g < r.nodes.size(); ++g) live[g].assign(r.nodes[g].alive.size(), 1);
   if (options.drop_dominated && drop_dominated(p, r, live)) compact(r, live);
   fold_single_ends(r);
   aggregate_edges(r);

@@ -136,6 +136,36 @@ TEST(Dominance, StrategyCostlierEverywhereWithMoreBytesIsDropped) {
   EXPECT_EQ(presolve(p).nodes[0].alive, (std::vector<StrategyIdx>{0, 1, 2}));
 }
 
+// Propagation leaves x a single strategy, then dominance prunes p and y:
+// the second compaction must read x's edges at x's new size (a stale mask
+// once made it read past the edge matrices, and CBC then aborted on a NaN
+// objective; llama3-8b tp-sp with --pair-activation-grads hit it).
+TEST(Dominance, AfterPropagationEdgesStayAlignedWithTheirNodes) {
+  Problem p;
+  p.add_node("p", {5, 0, 5, 5});  // 1 dominates the others
+  p.add_node("x", {1, 1, 1});
+  p.add_node("y", {5, 1, 1});
+  constexpr double kInf = kInfiniteCost;
+  p.add_edge(0, 1, {0, kInf, kInf,
+                    0, kInf, kInf,
+                    0, kInf, kInf,
+                    7, kInf, kInf});  // x may only take 0
+  p.add_edge(1, 2, {10, 0, 3,
+                    0, 0, 0,
+                    0, 0, 0});
+  ReducedProblem r = presolve(p);
+  ASSERT_TRUE(r.infeasible.empty()) << r.infeasible;
+  EXPECT_EQ(r.nodes[0].alive, (std::vector<StrategyIdx>{1}));
+  EXPECT_EQ(r.nodes[1].alive, (std::vector<StrategyIdx>{0}));
+  EXPECT_EQ(r.nodes[2].alive, (std::vector<StrategyIdx>{1}));
+  EXPECT_TRUE(r.edges.empty());
+  EXPECT_EQ(r.constant_cost, 2.0);  // p 0, x 1, y 1, both edges 0 (p 3 -> x 0 would be 7)
+  Expected<Solution> cbc = solve_with_cbc(p);
+  ASSERT_TRUE(cbc.ok()) << cbc.error().message;
+  EXPECT_EQ(cbc->assignment, (Assignment{1, 0, 1}));
+  EXPECT_DOUBLE_EQ(cbc->objective, 2.0);
+}
+
 // Strategies carry a "sharding" (one of a few classes); an edge's cost
 // depends only on the two ends' classes, as in real graphs, so aggregation
 // merges many rows and columns. Parameters carry static bytes.
