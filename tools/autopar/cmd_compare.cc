@@ -66,7 +66,7 @@ Command add_compare_command(CLI::App& parent) {
   auto options = std::make_shared<CompareOptions>();
   CLI::App* app = parent.add_subcommand(
       "compare", "Print the expert baselines and the solved plan side by side");
-  add_graph_options(*app, options->graph);
+  add_graph_options(*app, options->graph, /*source_required=*/false);
   add_plan_options(*app, options->plan, /*with_baseline=*/false);
   app->add_option("--baselines", options->baselines,
                   "Baselines to compare (default: all): " + baseline_names_text())

@@ -62,7 +62,7 @@ Command add_explain_command(CLI::App& parent) {
   auto options = std::make_shared<ExplainCommandOptions>();
   CLI::App* app = parent.add_subcommand(
       "explain", "Why the plan chose a node's strategy (--node), and what drives its memory peak (--memory)");
-  add_graph_options(*app, options->graph);
+  add_graph_options(*app, options->graph, /*source_required=*/false);
   add_plan_options(*app, options->plan);
   app->add_option("--node", options->node, "The node to explain (a node name, see `autopar graph`)");
   app->add_option("--resolves", options->resolves,

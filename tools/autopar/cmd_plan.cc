@@ -50,7 +50,7 @@ Command add_plan_command(CLI::App& parent) {
   auto options = std::make_shared<PlanCommandOptions>();
   CLI::App* app = parent.add_subcommand(
       "plan", "Choose every node's sharding on a device mesh (default: llama3-8b on 8x8 H100)");
-  add_graph_options(*app, options->graph);
+  add_graph_options(*app, options->graph, /*source_required=*/false);
   add_plan_options(*app, options->plan);
   app->add_option("--format", options->format,
                   "summary: a table for people; annotated: the graph with each node's "

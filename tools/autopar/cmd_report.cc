@@ -54,7 +54,7 @@ Command add_report_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "report", "Plan a model and write a self-contained HTML report (graph per layer, memory "
                 "timeline, hotspots with pins, summary) or an SVG of the graph");
-  add_graph_options(*app, options->graph);
+  add_graph_options(*app, options->graph, /*source_required=*/false);
   add_plan_options(*app, options->plan);
   app->add_option("--format", options->format,
                   "html: one self-contained page; svg: the graph drawn by Graphviz `dot` "

@@ -17,17 +17,19 @@ std::string dtype_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-void add_graph_options(CLI::App& app, GraphOptions& options) {
-  // One group so that CLI11 enforces "exactly one source" while parsing (exit 2).
+void add_graph_options(CLI::App& app, GraphOptions& options, bool source_required) {
+  // One group so that CLI11 enforces the source count while parsing (exit 2).
   CLI::Option_group* source = app.add_option_group(
-      "graph source", "Where the graph comes from (exactly one)");
+      "graph source", source_required ? "Where the graph comes from (exactly one)"
+                                      : "Where the graph comes from (at most one; default "
+                                        "--model llama3-8b)");
   CLI::Option* model = source->add_option("--model", options.model,
       fmt::format("Built-in model: {}", fmt::join(model_names(), ", ")));
   model->type_name("NAME");
   CLI::Option* graph = source->add_option("--graph", options.graph_file,
       "Read the graph from a JSON file (docs/graph-format.md)");
   graph->type_name("FILE.json");
-  source->require_option(1);
+  source->require_option(source_required ? 1 : 0, 1);
 
   // Validators with messages that say what was wrong (CLI11's ranges print 1e308).
   const CLI::Validator dtype_check(

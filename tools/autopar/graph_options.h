@@ -29,7 +29,9 @@ struct GraphOptions {
 
 // Registers the shared options on a subcommand. The options are bound to the
 // fields of `options`, which must outlive parsing and the command's run.
-void add_graph_options(CLI::App& app, GraphOptions& options);
+// source_required = false: neither --model nor --graph is fine, and the
+// command plans its default model (llama3-8b).
+void add_graph_options(CLI::App& app, GraphOptions& options, bool source_required = true);
 
 // The ModelOptions for --model; unknown model names and dtypes are errors that
 // list the known ones.
