@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string>
 
 #include "autodiff/emitter.h"
@@ -36,6 +37,7 @@ struct Joint {
   std::vector<NodeId> remap;  // forward id -> joint id
   NodeId tangent = kNoNode;
   NodeId first_forward = 0;  // joint id of the first non-placeholder
+  NodeId end_forward = 0;    // one past the last forward node
 };
 
 // Placeholders are ordered params, buffers, inputs, as AOT autograd orders them.
@@ -96,6 +98,7 @@ Expected<Joint> copy_forward(const Graph& fwd, NodeId loss) {
     if (!copied) return copied.error();
     joint.remap[static_cast<size_t>(id)] = *copied;
   }
+  joint.end_forward = joint.graph.size();
   return joint;
 }
 
@@ -242,6 +245,25 @@ Status refuse_imported_only(const Graph& fwd) {
   return ok_status();
 }
 
+// Links each forward value to its gradient node. A rule may pass its output's
+// gradient on unchanged (add gives both inputs the sum's gradient); such a node
+// is linked only to the latest value, whose gradient it is: the inputs' own
+// gradients are it after the forward's input redistribution is reversed, which
+// no node holds. The loss's gradient is the tangent placeholder: no link.
+void add_gradient_links(Joint& joint, const Backward& backward) {
+  Graph& g = joint.graph;
+  std::map<NodeId, NodeId> owner;  // grad node -> latest value it is the gradient of
+  for (NodeId id = joint.first_forward; id < joint.end_forward; ++id) {
+    NodeId grad = backward.grad_of(id);
+    if (grad > id && g.node(id).outputs.size() == 1) owner[grad] = id;
+  }
+  for (NodeId id = joint.first_forward; id < joint.end_forward; ++id) {
+    NodeId grad = backward.grad_of(id);
+    auto it = owner.find(grad);
+    if (it != owner.end() && it->second == id) g.add_gradient_link({id, grad});
+  }
+}
+
 }  // namespace
 
 Expected<Graph> build_joint_graph(const Graph& forward, const AutodiffRequest& request) {
@@ -268,6 +290,7 @@ Expected<Graph> build_joint_graph(const Graph& forward, const AutodiffRequest& r
     return make_error("the loss '{}' does not depend on these params, so they get no gradient: {}",
                       g.node(loss).name, unreached);
   }
+  add_gradient_links(*joint, backward);
   return std::move(g);
 }
 

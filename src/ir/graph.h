@@ -51,6 +51,15 @@ struct GraphOutput {
   NodeId param = kNoNode;  // for gradients: the param placeholder it belongs to
 };
 
+// A forward value and the node holding the whole gradient that flows back to
+// it (all contributions summed). Autodiff records one per differentiated
+// single-output forward node; the planner can pair their placements. Optional:
+// graphs from elsewhere may have none.
+struct GradientLink {
+  NodeId value = kNoNode;
+  NodeId grad = kNoNode;
+};
+
 class Graph {
  public:
   std::string name;
@@ -73,6 +82,8 @@ class Graph {
   NodeId add_placeholder(std::string_view name, PlaceholderKind kind, TensorMeta meta,
                          std::string_view target = "", std::string_view scope = "");
   void add_output(GraphOutput output) { outputs_.push_back(output); }
+  const std::vector<GradientLink>& gradient_links() const { return gradient_links_; }
+  void add_gradient_link(GradientLink link) { gradient_links_.push_back(link); }
 
   // Users of each node, in execution order.
   std::vector<std::vector<NodeId>> users() const;
@@ -83,6 +94,7 @@ class Graph {
  private:
   std::vector<Node> nodes_;
   std::vector<GraphOutput> outputs_;
+  std::vector<GradientLink> gradient_links_;
   std::unordered_map<std::string, NodeId> by_name_;
   std::unordered_map<std::string, int> name_counts_;
 };

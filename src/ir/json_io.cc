@@ -147,6 +147,12 @@ std::string write_graph_json(const Graph& graph) {
   out += ",\n  \"outputs\": ";
   write_list(out, graph.outputs(),
              [&](const GraphOutput& output) { return output_to_json(graph, output); });
+  if (!graph.gradient_links().empty()) {
+    out += ",\n  \"gradient_links\": ";
+    write_list(out, graph.gradient_links(), [&](const GradientLink& link) {
+      return Json{{"value", ref_name(graph, link.value)}, {"grad", ref_name(graph, link.grad)}};
+    });
+  }
   out += "\n}\n";
   return out;
 }

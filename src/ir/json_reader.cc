@@ -22,6 +22,7 @@ class Reader {
   explicit Reader(const Json& nodes) : nodes_json_(nodes) {}
   Status read_node(size_t index);
   Status read_output(const Json& value, size_t index);
+  Status read_gradient_link(const Json& value, size_t index);
   Graph take() { return std::move(graph_); }
   Graph& graph() { return graph_; }
 
@@ -207,9 +208,26 @@ Status Reader::read_output(const Json& value, size_t index) {
   return ok_status();
 }
 
+Status Reader::read_gradient_link(const Json& value, size_t index) {
+  static constexpr std::array<std::string_view, 2> kKeys = {"value", "grad"};
+  Where where{fmt::format("gradient_links[{}]", index), ""};
+  if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
+  if (Status s = check_keys(value, where, kKeys); !s) return s;
+  GradientLink link;
+  for (auto [key, id] : {std::pair{"value", &link.value}, std::pair{"grad", &link.grad}}) {
+    Expected<const Json*> ref = require(value, key, where);
+    if (!ref) return ref.error();
+    Expected<NodeId> found = lookup(**ref, where.at(fmt::format(".{}", key)), key);
+    if (!found) return found.error();
+    *id = *found;
+  }
+  graph_.add_gradient_link(link);
+  return ok_status();
+}
+
 Status read_header(const Json& root, std::string& name) {
-  static constexpr std::array<std::string_view, 5> kKeys = {"format", "version", "name", "nodes",
-                                                           "outputs"};
+  static constexpr std::array<std::string_view, 6> kKeys = {"format", "version", "name", "nodes",
+                                                           "outputs", "gradient_links"};
   Where where{"(top level)", ""};
   if (!root.is_object()) return where.error("expected an object, got {}", describe(root));
   if (Status s = check_keys(root, where, kKeys); !s) return s;
@@ -283,6 +301,14 @@ Expected<Graph> read_document(const Json& root) {
   }
   for (size_t i = 0; i < (*outputs)->size(); ++i) {
     if (Status s = reader.read_output((**outputs)[i], i); !s) return s.error();
+  }
+  if (const Json* links = field(root, "gradient_links")) {
+    if (!links->is_array()) {
+      return Where{"gradient_links", ""}.error("expected an array, got {}", describe(*links));
+    }
+    for (size_t i = 0; i < links->size(); ++i) {
+      if (Status s = reader.read_gradient_link((*links)[i], i); !s) return s.error();
+    }
   }
   Graph graph = reader.take();
   if (Status s = verify(graph); !s) return s.error();

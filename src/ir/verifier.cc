@@ -164,6 +164,30 @@ Status check_outputs(const Graph& graph) {
   return ok_status();
 }
 
+// A link pairs a computed forward value with a later node of the same meta.
+Status check_gradient_links(const Graph& graph) {
+  const std::vector<GradientLink>& links = graph.gradient_links();
+  for (size_t i = 0; i < links.size(); ++i) {
+    const GradientLink& link = links[i];
+    if (!valid_id(graph, link.value) || !valid_id(graph, link.grad)) {
+      return make_error("gradient link {}: node ids {} -> {} are not both nodes of the graph", i,
+                        link.value, link.grad);
+    }
+    const Node& value = graph.node(link.value);
+    const Node& grad = graph.node(link.grad);
+    if (value.is_placeholder() || value.outputs.size() != 1) {
+      return make_error("gradient link {}: '{}' must be a computed single-output node", i,
+                        value.name);
+    }
+    if (link.grad <= link.value || grad.outputs.size() != 1 || grad.meta() != value.meta()) {
+      return make_error("gradient link {}: '{}' ({}) cannot be the gradient of '{}' ({}); a "
+                        "gradient comes later and has the value's shape and dtype", i, grad.name,
+                        to_string(grad.meta()), value.name, to_string(value.meta()));
+    }
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Status verify(const Graph& graph) {
@@ -177,7 +201,8 @@ Status verify(const Graph& graph) {
       if (Status s = check_computed(graph, id); !s) return s;
     }
   }
-  return check_outputs(graph);
+  if (Status s = check_outputs(graph); !s) return s;
+  return check_gradient_links(graph);
 }
 
 }  // namespace autopar

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "test_graphs.h"
 
 namespace autopar {
@@ -72,6 +74,29 @@ TEST(Autodiff, GradientsOfAValueUsedTwiceAreSummedWithAddTensor) {
   EXPECT_EQ(joint.node(joint.node(sum_node).inputs[0]).op, OpId::kSiluBackward);
   EXPECT_EQ(joint.node(joint.node(sum_node).inputs[1]).op, OpId::kThresholdBackward);
   EXPECT_EQ(joint.node(grad_output(joint, "w")).inputs[1], sum_node);
+}
+
+// Each differentiated forward value is linked to its whole gradient: the
+// summed one for a value used twice. A gradient passed on unchanged (add's to
+// its inputs) is linked only to the value it is the gradient of.
+TEST(Autodiff, EveryDifferentiatedValueIsLinkedToTheGradientFlowingBackToIt) {
+  Graph g;
+  NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{4, 4}, DType::f32});
+  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{2, 4}, DType::f32});
+  NodeId h = must(g.add(OpId::kMm, {x, w}));
+  NodeId r = must(g.add(OpId::kRelu, {h}));
+  NodeId s = must(g.add(OpId::kSilu, {h}));
+  NodeId loss = sum_all(g, must(g.add(OpId::kAddTensor, {r, s})));
+  Graph joint = joint_of(g, loss);
+
+  std::map<std::string, std::string> grad_of;
+  for (const GradientLink& link : joint.gradient_links()) {
+    EXPECT_EQ(joint.node(link.grad).meta(), joint.node(link.value).meta());
+    grad_of[joint.node(link.value).name] = joint.node(link.grad).name;
+  }
+  // The loss's gradient is the tangent placeholder: no link. The sum of r and
+  // s gets the expanded tangent, which add passes on to r and s unchanged.
+  EXPECT_EQ(grad_of, (std::map<std::string, std::string>{{"mm", "add_1"}, {"add", "expand"}}));
 }
 
 TEST(Autodiff, BroadcastAddSumsTheGradientBackToTheBiasShape) {

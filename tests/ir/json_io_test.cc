@@ -59,6 +59,11 @@ void expect_same_graph(const Graph& a, const Graph& b) {
     EXPECT_EQ(a.outputs()[i].kind, b.outputs()[i].kind);
     EXPECT_EQ(a.outputs()[i].param, b.outputs()[i].param);
   }
+  ASSERT_EQ(a.gradient_links().size(), b.gradient_links().size());
+  for (size_t i = 0; i < a.gradient_links().size(); ++i) {
+    EXPECT_EQ(a.gradient_links()[i].value, b.gradient_links()[i].value);
+    EXPECT_EQ(a.gradient_links()[i].grad, b.gradient_links()[i].grad);
+  }
 }
 
 TEST(JsonRoundTrip, ReadingBackGivesTheSameGraphAndTheSameBytes) {
@@ -66,6 +71,7 @@ TEST(JsonRoundTrip, ReadingBackGivesTheSameGraphAndTheSameBytes) {
   std::string text = write_graph_json(g);
   Expected<Graph> back = read_graph_json(text);
   ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->gradient_links().size(), 2u);
   expect_same_graph(g, *back);
   EXPECT_EQ(write_graph_json(*back), text);
   EXPECT_EQ(print_graph(*back), print_graph(g));
@@ -204,7 +210,8 @@ TEST(JsonReader, TopLevelMustBeAnObjectOfTheRightFormatAndVersion) {
   Json extra = matmul_doc();
   extra["nodez"] = Json::array();
   EXPECT_EQ(read_error(extra),
-            "(top level): unknown field 'nodez' (known: format, version, name, nodes, outputs)");
+            "(top level): unknown field 'nodez' (known: format, version, name, nodes, outputs, "
+            "gradient_links)");
 }
 
 TEST(JsonReader, MissingNodeFieldNamesTheNode) {
@@ -356,6 +363,23 @@ TEST(JsonReader, GradOutputNamesAParamPlaceholder) {
   Json on_loss = linear_doc();
   on_loss["outputs"][0]["param"] = "w";
   EXPECT_EQ(read_error(on_loss), "outputs[0].param: a loss output has no param");
+}
+
+TEST(JsonReader, GradientLinksNameKnownNodesOfTheValuesMeta) {
+  Json unknown = linear_doc();
+  unknown["gradient_links"][0]["grad"] = "d_mm";
+  EXPECT_EQ(read_error(unknown), "gradient_links[0].grad: grad 'd_mm' is not a node of the graph");
+  Json typo = linear_doc();
+  typo["gradient_links"][1]["gradient"] = "mm";
+  EXPECT_EQ(read_error(typo), "gradient_links[1]: unknown field 'gradient' (known: value, grad)");
+  Json shape = linear_doc();
+  shape["gradient_links"][0]["grad"] = "t";
+  EXPECT_EQ(read_error(shape),
+            "gradient link 0: 't' (f32[3, 4]) cannot be the gradient of 'mm' (f32[4, 2]); a "
+            "gradient comes later and has the value's shape and dtype");
+  Json backwards = linear_doc();
+  backwards["gradient_links"][0] = {{"value", "mm"}, {"grad", "x"}};
+  EXPECT_THAT(read_error(backwards), StartsWith("gradient link 0: 'x' (f32[4, 3]) cannot be"));
 }
 
 TEST(JsonReader, VerifierChecksRunAfterReading) {

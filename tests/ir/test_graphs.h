@@ -43,6 +43,8 @@ inline Graph linear_training_graph() {
   NodeId d_w = *g.add(OpId::kMm, {xt, d_mm}, {}, "fc");
   g.add_output({loss, OutputKind::kLoss});
   g.add_output({d_w, OutputKind::kGradient, w});
+  g.add_gradient_link({mm, d_mm});
+  g.add_gradient_link({lsm, d_lsm});
   return g;
 }
 
