@@ -190,6 +190,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   ProblemBuildOptions build_options;
   build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
   build_options.memory_budget = plan.summary.memory_budget;
+  build_options.pair_activation_grads = options.pair_activation_grads;
   BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, live, cache, build_options);
   if (options.fold_followers) {
     std::vector<planner::Follow> followers = find_followers(graph, plan.strategies, rep, *allowed);
@@ -207,6 +208,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   plan.solver.problem_nodes = static_cast<int32_t>(built.problem.nodes.size());
   plan.solver.problem_edges = static_cast<int32_t>(built.problem.edges.size());
   plan.solver.unreduced_edges = built.unreduced_edges;
+  plan.solver.activation_grad_pairs = built.activation_grad_pairs;
   plan.solver.memory_points = static_cast<int32_t>(built.problem.live_points.size());
 
   Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);

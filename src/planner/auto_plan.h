@@ -52,6 +52,9 @@ struct PlanOptions {
   // Views / unary pointwise ops follow their producer (followers.h). Off by
   // default: faster, but not exact (llama3-8b 8x8: +2.3% step time).
   bool fold_followers = false;
+  // Each activation's gradient pairs with its placement (problem_builder.h).
+  // Off by default: the joint graph's redistributions are priced either way.
+  bool pair_activation_grads = false;
   MeshSolve mesh_solve = MeshSolve::kAuto;
   std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
   std::string label = "solved";  // "solved" or the baseline's name
@@ -107,6 +110,7 @@ struct SolverReport {
   int32_t unreduced_edges = 0;  // one per operand plus gradient pairings
   int32_t shared_layers = 0;
   int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
+  int32_t activation_grad_pairs = 0;  // gradient links paired (0 unless asked)
   int32_t memory_points = 0;    // time points given to the solver
   std::string method = "whole";  // "whole" ILP, or "sweeps" (mesh-dim neighbourhoods)
   std::vector<planner::SweepStep> sweep_steps;  // with "sweeps", in order

@@ -128,6 +128,7 @@ Json solver_json(const Plan& plan, bool timings) {
             {"reduced_edges", r.stats.reduced_edges},
             {"shared_layers", r.shared_layers},
             {"folded_followers", r.folded_followers},
+            {"activation_grad_pairs", r.activation_grad_pairs},
             {"memory_points", r.memory_points},
             {"method", r.method}};
   if (r.method == "sweeps") {

@@ -78,6 +78,10 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,
                      r.shared_layers, r.folded_followers);
+  if (r.activation_grad_pairs > 0) {
+    out += fmt::format("  pairing        {} activation gradients placed as their activations\n",
+                       r.activation_grad_pairs);
+  }
   out += fmt::format("  time           build {:.3f} s, solve {:.3f} s\n", r.build_s, r.time_s);
   return out;
 }

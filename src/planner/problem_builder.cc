@@ -29,6 +29,10 @@ struct EdgeKey {
   auto operator<=>(const EdgeKey&) const = default;
 };
 
+// EdgeKey::input for the two edges that are not operands.
+constexpr int32_t kGradientToParam = -1;
+constexpr int32_t kActivationGradPairing = -2;
+
 struct PendingEdge {
   std::vector<double> costs;
   int32_t count = 0;
@@ -57,7 +61,7 @@ void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
   for (const GraphOutput& out : graph.outputs()) {
     if (out.kind != OutputKind::kGradient) continue;
     ++unreduced;
-    EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.param), -1};
+    EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.param), kGradientToParam};
     PendingEdge& edge = pending[key];
     if (edge.count++ > 0) continue;
     const NodeStrategies& gs = sg.nodes[static_cast<size_t>(key.src)];
@@ -70,6 +74,28 @@ void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
         const Sharding& to = ps.output(p, 0);
         edge.costs[static_cast<size_t>(g * ps.size() + p)] =
             from == to ? 0.0 : cache.time(meta, from, to);
+      }
+    }
+  }
+}
+
+// The gradient flowing back to an activation is placed as the activation is
+// (pairs_as_gradient): a 0 / forbidden matrix, so the edge costs no time.
+void add_activation_grad_pairings(const Graph& graph, const StrategyGraph& sg,
+                                  const std::vector<NodeId>& rep,
+                                  std::map<EdgeKey, PendingEdge>& pending, int32_t& unreduced) {
+  for (const GradientLink& link : graph.gradient_links()) {
+    ++unreduced;
+    EdgeKey key{rep_of(rep, link.value), rep_of(rep, link.grad), kActivationGradPairing};
+    PendingEdge& edge = pending[key];
+    if (edge.count++ > 0) continue;
+    const NodeStrategies& vs = sg.nodes[static_cast<size_t>(key.src)];
+    const NodeStrategies& gs = sg.nodes[static_cast<size_t>(key.dst)];
+    edge.costs.resize(static_cast<size_t>(vs.size()) * static_cast<size_t>(gs.size()));
+    for (StrategyIdx v = 0; v < vs.size(); ++v) {
+      for (StrategyIdx g = 0; g < gs.size(); ++g) {
+        edge.costs[static_cast<size_t>(v * gs.size() + g)] =
+            pairs_as_gradient(vs.output(v, 0), gs.output(g, 0)) ? 0.0 : planner::kInfiniteCost;
       }
     }
   }
@@ -202,6 +228,11 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
   std::map<EdgeKey, PendingEdge> pending;
   add_operand_edges(graph, sg, rep, cache, pending, built.unreduced_edges);
   add_gradient_pairings(graph, sg, rep, cache, pending, built.unreduced_edges);
+  if (options.pair_activation_grads) {
+    int32_t before = built.unreduced_edges;
+    add_activation_grad_pairings(graph, sg, rep, pending, built.unreduced_edges);
+    built.activation_grad_pairs = built.unreduced_edges - before;
+  }
   emit_edges(pending, problem);
   if (problem.memory_budget < planner::kNoBudget) add_time_points(live, min_bytes, max_bytes, problem);
   return built;

@@ -23,11 +23,15 @@ namespace autopar {
 struct ProblemBuildOptions {
   double optimizer_bytes_per_element = 8;  // AdamW
   double memory_budget = planner::kNoBudget;
+  // Each gradient link (Graph::gradient_links) becomes a hard edge: the
+  // gradient takes a placement that pairs_as_gradient with its value's.
+  bool pair_activation_grads = false;
 };
 
 struct BuiltProblem {
   planner::Problem problem;
   int32_t unreduced_edges = 0;
+  int32_t activation_grad_pairs = 0;  // gradient links paired (0 when not asked)
 };
 
 // representative: from find_layer_repeats (identity when not sharing).

@@ -36,6 +36,16 @@ bool Sharding::is_replicated() const {
   return true;
 }
 
+bool pairs_as_gradient(const Sharding& value, const Sharding& grad) {
+  if (value.ndim != grad.ndim) return false;
+  for (MeshDim d = 0; d < value.ndim; ++d) {
+    Placement v = value[d], g = grad[d];
+    bool ok = v.is_shard() ? g == v : v.is_partial() ? g.is_replicate() : !g.is_shard();
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::string to_string(Placement p) {
   if (p.is_shard()) return fmt::format("S({})", p.dim());
   if (p.is_partial()) {

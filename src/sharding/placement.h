@@ -83,6 +83,13 @@ struct Sharding {
   bool operator==(const Sharding& other) const { return key() == other.key() && ndim == other.ndim; }
 };
 
+// Whether `grad` may place the gradient that flows back to a value placed as
+// `value`, mesh dim by mesh dim: Shard(d) pairs with the same Shard(d);
+// Partial with Replicate (the gradient of a pending sum is the same on every
+// device); Replicate with Replicate or Partial (each device may hold its own
+// contribution, summed later).
+bool pairs_as_gradient(const Sharding& value, const Sharding& grad);
+
 std::string to_string(Placement p);
 std::string to_string(const Sharding& s);
 Expected<Placement> parse_placement(std::string_view text);

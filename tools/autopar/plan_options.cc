@@ -42,6 +42,11 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_flag("--fold-followers", o.fold_followers,
                "Merge views and unary pointwise ops into their producer's ILP variables: a faster "
                "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
+  app.add_flag("--pair-activation-grads", o.pair_activation_grads,
+               "Place the gradient flowing back to each activation as the activation is (Shard(d) "
+               "with Shard(d); Partial with Replicate; Replicate with Replicate or Partial), as "
+               "module-level tensor parallelism does; off by default, since the runtime "
+               "redistributes gradients freely (models built here carry the links)");
   app.add_option("--mesh-solve", o.mesh_solve,
                  "whole: one ILP over every strategy; sweeps: a tied-dims seed, then pairs of mesh "
                  "dims re-solved with the others fixed (a local optimum, for 3+ dim meshes where "
@@ -109,6 +114,7 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;
   options.fold_followers = cli.fold_followers;
+  options.pair_activation_grads = cli.pair_activation_grads;
   options.mesh_solve = *parse_mesh_solve(cli.mesh_solve);
   return options;
 }

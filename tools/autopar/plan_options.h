@@ -32,6 +32,7 @@ struct PlanCliOptions {
   bool no_share_layers = false;
   bool quiet = false;  // --quiet: no solver progress line on a terminal
   bool fold_followers = false;
+  bool pair_activation_grads = false;
   std::string mesh_solve = "auto";
 };
 

@@ -1,0 +1,45 @@
+// End-to-end tests of `autopar plan`: the default model, and the flags that
+// change what the ILP models.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_cli.h"
+
+namespace autopar {
+namespace {
+
+using Json = nlohmann::json;
+using testing::run_autopar;
+
+Json plan_json(const std::string& args) {
+  testing::CliResult result = run_autopar("plan --quiet --format json " + args);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return result.exit_code == 0 ? Json::parse(result.out) : Json::object();
+}
+
+TEST(PlanCommand, WithoutAGraphSourceItPlansLlama3_8b) {
+  Json plan = plan_json("--layers 1 --batch 2 --seq 64 --mesh 2");
+  EXPECT_EQ(plan.value("graph", ""), "llama3-8b");
+  EXPECT_EQ(plan["mesh"]["shape"], Json::array({2}));
+}
+
+TEST(PlanCommand, ModelAndGraphTogetherAreStillAUsageError) {
+  testing::CliResult result = run_autopar("plan --model llama3-8b --graph x.json");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("autopar: error:"), std::string::npos) << result.err;
+}
+
+TEST(PlanCommand, PairActivationGradsReportsThePairsAndStaysOffByDefault) {
+  std::string args = "--model llama3-debugmodel --layers 1 --batch 4 --seq 16 --mesh 2x2";
+  Json free_plan = plan_json(args);
+  Json paired = plan_json(args + " --pair-activation-grads");
+  EXPECT_EQ(free_plan["solver"]["activation_grad_pairs"], 0);
+  EXPECT_GT(paired["solver"]["activation_grad_pairs"].get<int>(), 50);
+  EXPECT_GE(paired["summary"]["step_time_s"].get<double>(),
+            free_plan["summary"]["step_time_s"].get<double>() * (1 - 1e-9));
+}
+
+}  // namespace
+}  // namespace autopar
