@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <thread>
 
@@ -223,7 +225,7 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   return run_cbc_reporting(m, o, std::chrono::steady_clock::now(), ObjectiveMap{});
 }
 
-bool solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run) {
+Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run) {
   auto start = std::chrono::steady_clock::now();
   std::vector<int> col_start, index;
   std::vector<double> value;
@@ -243,6 +245,7 @@ bool solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun
     Clp_initialDualSolve(clp);
   }
   bool integral = Clp_isProvenOptimal(clp) != 0;
+  bool out_of_time = !integral && Clp_status(clp) == 3;  // 3: stopped on iterations or time
   const double* x = Clp_getColSolution(clp);
   for (int c = 0; integral && c < m.columns(); ++c) {
     double v = x[c];
@@ -255,7 +258,7 @@ bool solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun
   }
   Clp_deleteModel(clp);
   run.seconds = seconds_since(start);
-  return integral;
+  return integral ? Relaxation::kIntegral : out_of_time ? Relaxation::kOutOfTime : Relaxation::kFractional;
 }
 
 namespace {
@@ -322,6 +325,12 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
     }
   start = std::chrono::steady_clock::now();
   IlpModel m = build_ilp(r, IlpObjective::kCost);
+  // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
+  for (size_t c = 0; c < m.objective.size(); ++c)
+    if (!std::isfinite(m.objective[c]))
+      return make_error("planner: internal error: ILP column {} has objective {} after presolve "
+                        "(a forbidden cost was not removed); please report it with --dump-ilp",
+                        c, m.objective[c]);
   stats.variables = m.columns();
   stats.integer_variables = m.integers();
   stats.constraints = m.rows();
@@ -336,7 +345,8 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
     CbcRun run;
     const ObjectiveMap map{m.objective_scale, r.constant_cost};
     if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
-    bool done = o.lp_first && solve_integral_relaxation(m, o, run);
+    Relaxation lp = o.lp_first ? solve_integral_relaxation(m, o, run) : Relaxation::kFractional;
+    bool done = lp != Relaxation::kFractional;  // out of time: no CBC (see cbc_solver.h)
     double lp_s = run.seconds;
     if (!done) {
       SolverOptions rest = o;  // the relaxation's time counts against the limit
@@ -354,6 +364,14 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
     }
     s.status = run.status;
     s.best_bound = run.best_bound / m.objective_scale + r.constant_cost;
+    if (lp == Relaxation::kOutOfTime) {
+      s.best_bound = std::numeric_limits<double>::quiet_NaN();
+      s.message = fmt::format("no solution within the {} s time limit: the LP relaxation alone "
+                              "took it all (raise --time-limit; on 3+ dim meshes the default "
+                              "--mesh-solve sweeps solves smaller ILPs)", o.time_limit_s);
+      s.stats = stats;
+      return s;
+    }
     if (run.columns.empty()) {
       s.message = fmt::format("no solution within the {} s time limit", o.time_limit_s);
       s.stats = stats;

@@ -39,7 +39,11 @@ CbcRun run_cbc(const IlpModel& model, const SolverOptions& options);
 // marginal rows are tight on tree-like graphs), that is the ILP optimum: fills
 // `run` and returns true, sparing CBC's preprocessing and heuristics (4-10x).
 // When fractional, CBC solves the LP again: the price is one LP solve.
-bool solve_integral_relaxation(const IlpModel& model, const SolverOptions& options,
-                               CbcRun& run);
+// kOutOfTime: the relaxation was still unsolved at the time limit. CBC would
+// then solve it again in its root node, which does not watch the limit (its
+// crossover ran minutes past a 30 s limit on a 3-D mesh), so the caller stops.
+enum class Relaxation { kIntegral, kFractional, kOutOfTime };
+Relaxation solve_integral_relaxation(const IlpModel& model, const SolverOptions& options,
+                                     CbcRun& run);
 
 }  // namespace autopar::planner

@@ -30,6 +30,12 @@ TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
   EXPECT_EQ(a.solver.shared_layers, 2);
   EXPECT_EQ(b.solver.shared_layers, 0);
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
+  // Also with activation gradients paired: the pairing edges repeat per layer.
+  shared.pair_activation_grads = unshared.pair_activation_grads = true;
+  Plan c = plan_or_die(g, shared);
+  Plan d = plan_or_die(g, unshared);
+  EXPECT_GT(c.solver.activation_grad_pairs, 0);
+  EXPECT_NEAR(c.summary.step_time_s, d.summary.step_time_s, 1e-9 * d.summary.step_time_s);
 }
 
 // Folding is a restriction (followers.h): these small configs check that it
@@ -67,6 +73,50 @@ TEST(AutoPlan, MeshDimSweepsMatchTheWholeIlpOnASmall3dMesh) {
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * a.summary.step_time_s);
   PlanOptions flat = options({2, 4});  // 2-D meshes never sweep
   EXPECT_EQ(plan_or_die(g, flat).solver.method, "whole");
+}
+
+int broken_gradient_links(const Graph& g, const Plan& p) {
+  int broken = 0;
+  for (const GradientLink& link : g.gradient_links()) {
+    const auto& sg = p.strategies.nodes;
+    const Sharding& value = sg[static_cast<size_t>(link.value)].output(p.choice[static_cast<size_t>(link.value)], 0);
+    const Sharding& grad = sg[static_cast<size_t>(link.grad)].output(p.choice[static_cast<size_t>(link.grad)], 0);
+    if (!pairs_as_gradient(value, grad)) ++broken;
+  }
+  return broken;
+}
+
+// Pairing activations with their gradients is a restriction: with it every
+// link holds, and the plan costs no less than the free one, which breaks
+// links here (so the constraint is seen to act).
+TEST(AutoPlan, PairedActivationGradientsTakeTheirActivationsPlacement) {
+  Graph g = model("llama3-8b", 1, 2, 1024);
+  ASSERT_GT(g.gradient_links().size(), 50u);
+  PlanOptions free_options = options({2, 4});
+  PlanOptions paired = free_options;
+  paired.pair_activation_grads = true;
+  Plan a = plan_or_die(g, paired);
+  Plan b = plan_or_die(g, free_options);
+  ASSERT_FALSE(a.choice.empty());
+  ASSERT_FALSE(b.choice.empty());
+  EXPECT_EQ(a.solver.activation_grad_pairs, static_cast<int32_t>(g.gradient_links().size()));
+  EXPECT_EQ(b.solver.activation_grad_pairs, 0);
+  EXPECT_EQ(broken_gradient_links(g, a), 0);
+  EXPECT_GT(broken_gradient_links(g, b), 0);
+  EXPECT_GE(a.summary.step_time_s, b.summary.step_time_s * (1 - 1e-9));
+  EXPECT_NEAR(a.summary.step_time_s, a.solver.objective, 1e-9 * a.solver.objective);
+}
+
+// CBC's root LP does not watch the time limit; when the LP relaxation alone
+// runs out of time the planner stops there and says so (cbc_solver.h).
+TEST(AutoPlan, RelaxationOutOfTimeStopsWithinTheLimitAndSaysWhy) {
+  Graph g = model("llama3-debugmodel", 1, 8, 64);
+  PlanOptions o = options({2, 4});
+  o.solver.time_limit_s = 1e-4;
+  Expected<Plan> p = make_plan(g, o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("the LP relaxation alone took it all"), std::string::npos)
+      << p.error().message;
 }
 
 TEST(AutoPlan, SolvedPlanIsNeverWorseThanAnyBaseline) {
