@@ -20,8 +20,10 @@ using planner::seconds_since;
 
 // Layer members share their representative's variables; a member's parameter
 // placeholders then follow the representative's matching parameters too.
-std::vector<NodeId> sharing_map(const Graph& graph, bool share_layers, int32_t& shared_layers) {
-  LayerRepeats repeats = share_layers ? find_layer_repeats(graph) : LayerRepeats{};
+std::vector<NodeId> sharing_map(const Graph& graph, bool share_layers, bool keep_end_layers,
+                                int32_t& shared_layers) {
+  LayerRepeats repeats =
+      share_layers ? find_layer_repeats(graph, "layers", keep_end_layers) : LayerRepeats{};
   if (!share_layers) {
     repeats.representative.resize(static_cast<size_t>(graph.size()));
     for (NodeId v = 0; v < graph.size(); ++v) repeats.representative[static_cast<size_t>(v)] = v;
@@ -176,7 +178,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   plan.optimizer = options.optimizer;
   plan.summary.memory_budget = options.memory_budget_bytes.value_or(options.hardware.memory_bytes);
 
-  std::vector<NodeId> rep = sharing_map(graph, options.share_layers, plan.solver.shared_layers);
+  std::vector<NodeId> rep = sharing_map(graph, options.share_layers, options.own_end_layers,
+                                        plan.solver.shared_layers);
   Expected<StrategyGraph> sg = build_strategies(graph, *mesh, options.hardware, rep);
   if (!sg) return sg.error();
   plan.strategies = std::move(*sg);

@@ -47,7 +47,7 @@ bool layers_match(const Graph& graph, const LayerNodes& rep, const LayerNodes& o
 
 }  // namespace
 
-LayerRepeats find_layer_repeats(const Graph& graph, std::string_view prefix) {
+LayerRepeats find_layer_repeats(const Graph& graph, std::string_view prefix, bool keep_ends) {
   LayerRepeats result;
   result.representative.resize(static_cast<size_t>(graph.size()));
   for (NodeId id = 0; id < graph.size(); ++id) result.representative[static_cast<size_t>(id)] = id;
@@ -69,7 +69,9 @@ LayerRepeats find_layer_repeats(const Graph& graph, std::string_view prefix) {
   }
   // Candidate representatives in layer order: a layer joins the first one it matches.
   std::vector<const LayerNodes*> reps;
+  const int32_t first = layers.begin()->first, last = layers.rbegin()->first;
   for (const auto& [index, layer] : layers) {
+    if (keep_ends && (index == first || index == last)) continue;
     const LayerNodes* match = nullptr;
     for (const LayerNodes* rep : reps) {
       if (layers_match(graph, *rep, layer)) {
@@ -86,7 +88,7 @@ LayerRepeats find_layer_repeats(const Graph& graph, std::string_view prefix) {
       result.representative[static_cast<size_t>(layer.nodes[k])] = match->nodes[k];
     }
   }
-  result.nodes_per_layer = static_cast<int32_t>(reps.front()->nodes.size());
+  if (!reps.empty()) result.nodes_per_layer = static_cast<int32_t>(reps.front()->nodes.size());
   return result;
 }
 

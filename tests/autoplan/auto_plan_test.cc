@@ -30,6 +30,11 @@ TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
   EXPECT_EQ(a.solver.shared_layers, 2);
   EXPECT_EQ(b.solver.shared_layers, 0);
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
+  PlanOptions own_ends = shared;
+  own_ends.own_end_layers = true;
+  Plan e = plan_or_die(g, own_ends);
+  EXPECT_EQ(e.solver.shared_layers, 0);  // of 3 layers only the middle one is left to share
+  EXPECT_NEAR(e.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
   // Also with activation gradients paired: the pairing edges repeat per layer.
   shared.pair_activation_grads = unshared.pair_activation_grads = true;
   Plan c = plan_or_die(g, shared);

@@ -20,6 +20,26 @@ TEST(LayerRepeats, EveryLlamaLayerAfterTheFirstSharesTheFirstLayersNodes) {
   }
 }
 
+TEST(LayerRepeats, KeepEndsLeavesTheFirstAndLastLayersTheirOwnVariables) {
+  Graph g = testing::model("llama3-debugmodel", 4, 2, 16);
+  LayerRepeats r = find_layer_repeats(g, "layers", /*keep_ends=*/true);
+  EXPECT_EQ(r.layers_found, 4);
+  EXPECT_EQ(r.layers_shared, 1);  // layer 2 shares layer 1's variables
+  int shared = 0;
+  for (NodeId v = 0; v < g.size(); ++v) {
+    NodeId rep = r.representative[static_cast<size_t>(v)];
+    const std::string& scope = g.node(v).scope;
+    if (scope.starts_with("layers.0") || scope.starts_with("layers.3")) {
+      EXPECT_EQ(rep, v) << scope;
+    }
+    if (rep == v) continue;
+    ++shared;
+    EXPECT_TRUE(scope.starts_with("layers.2")) << scope;
+    EXPECT_TRUE(g.node(rep).scope.starts_with("layers.1")) << g.node(rep).scope;
+  }
+  EXPECT_EQ(shared, r.nodes_per_layer);
+}
+
 TEST(LayerRepeats, LayersWithDifferentShapesKeepTheirOwnVariables) {
   Graph g;
   NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{4, 8}, DType::f32});
