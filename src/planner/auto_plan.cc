@@ -211,6 +211,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   plan.solver.problem_nodes = static_cast<int32_t>(built.problem.nodes.size());
   plan.solver.problem_edges = static_cast<int32_t>(built.problem.edges.size());
   plan.solver.unreduced_edges = built.unreduced_edges;
+  plan.solver.unreduced_variables = built.unreduced_variables;
+  plan.solver.unreduced_constraints = built.unreduced_constraints;
   plan.solver.activation_grad_pairs = built.activation_grad_pairs;
   plan.solver.memory_points = static_cast<int32_t>(built.problem.live_points.size());
 

@@ -109,6 +109,8 @@ struct SolverReport {
   int32_t problem_nodes = 0;    // = graph nodes
   int32_t problem_edges = 0;    // after merging repeated layers
   int32_t unreduced_edges = 0;  // one per operand plus gradient pairings
+  int64_t unreduced_variables = 0;    // the ILP with no reduction (problem_builder.h)
+  int64_t unreduced_constraints = 0;
   int32_t shared_layers = 0;
   int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
   int32_t activation_grad_pairs = 0;  // gradient links paired (0 unless asked)

@@ -124,6 +124,8 @@ Json solver_json(const Plan& plan, bool timings) {
             {"graph_nodes", r.graph_nodes},
             {"reduced_nodes", r.stats.reduced_nodes},
             {"unreduced_edges", r.unreduced_edges},
+            {"unreduced_variables", r.unreduced_variables},
+            {"unreduced_constraints", r.unreduced_constraints},
             {"problem_edges", r.problem_edges},
             {"reduced_edges", r.stats.reduced_edges},
             {"shared_layers", r.shared_layers},

@@ -78,6 +78,8 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,
                      r.shared_layers, r.folded_followers);
+  out += fmt::format("  ILP size       {} variables, {} constraints before any reduction\n",
+                     r.unreduced_variables, r.unreduced_constraints);
   if (r.activation_grad_pairs > 0) {
     out += fmt::format("  pairing        {} activation gradients placed as their activations\n",
                        r.activation_grad_pairs);

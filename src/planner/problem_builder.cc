@@ -101,6 +101,25 @@ void add_activation_grad_pairings(const Graph& graph, const StrategyGraph& sg,
   }
 }
 
+void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, const Liveness& live,
+                         bool pair_activation_grads, bool memory_rows, BuiltProblem& built) {
+  auto strategies = [&](NodeId v) { return static_cast<int64_t>(sg.nodes[static_cast<size_t>(v)].size()); };
+  auto edge = [&](NodeId u, NodeId v) {
+    built.unreduced_variables += strategies(u) * strategies(v);
+    built.unreduced_constraints += strategies(u) + strategies(v);
+  };
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    built.unreduced_variables += strategies(v);
+    built.unreduced_constraints += 1;
+    for (NodeId u : graph.node(v).inputs) edge(u, v);
+  }
+  for (const GraphOutput& out : graph.outputs())
+    if (out.kind == OutputKind::kGradient) edge(out.node, out.param);
+  if (pair_activation_grads)
+    for (const GradientLink& link : graph.gradient_links()) edge(link.value, link.grad);
+  if (memory_rows) built.unreduced_constraints += static_cast<int64_t>(peak_candidate_points(live).size());
+}
+
 void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
   for (auto& [key, edge] : pending) {
     if (edge.count > 1) {
@@ -234,7 +253,9 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     built.activation_grad_pairs = built.unreduced_edges - before;
   }
   emit_edges(pending, problem);
-  if (problem.memory_budget < planner::kNoBudget) add_time_points(live, min_bytes, max_bytes, problem);
+  const bool memory_rows = problem.memory_budget < planner::kNoBudget;
+  if (memory_rows) add_time_points(live, min_bytes, max_bytes, problem);
+  count_unreduced_ilp(graph, sg, live, options.pair_activation_grads, memory_rows, built);
   return built;
 }
 

@@ -32,6 +32,11 @@ struct BuiltProblem {
   planner::Problem problem;
   int32_t unreduced_edges = 0;
   int32_t activation_grad_pairs = 0;  // gradient links paired (0 when not asked)
+  // The ILP with no reduction at all (no layer sharing, no presolve): one
+  // variable per node strategy and per strategy pair of every edge; one row
+  // per node, per strategy at each edge end, and per candidate peak point.
+  int64_t unreduced_variables = 0;
+  int64_t unreduced_constraints = 0;
 };
 
 // representative: from find_layer_repeats (identity when not sharing).

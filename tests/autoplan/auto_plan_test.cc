@@ -29,6 +29,11 @@ TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
   Plan b = plan_or_die(g, unshared);
   EXPECT_EQ(a.solver.shared_layers, 2);
   EXPECT_EQ(b.solver.shared_layers, 0);
+  // The ILP's size before reductions does not depend on them; they shrink it.
+  EXPECT_EQ(a.solver.unreduced_variables, b.solver.unreduced_variables);
+  EXPECT_EQ(a.solver.unreduced_constraints, b.solver.unreduced_constraints);
+  EXPECT_GT(b.solver.unreduced_variables, b.solver.stats.variables);
+  EXPECT_LT(a.solver.stats.variables, b.solver.stats.variables);
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * b.summary.step_time_s);
   PlanOptions own_ends = shared;
   own_ends.own_end_layers = true;
@@ -209,7 +214,8 @@ TEST(AutoPlan, JsonHasTheDocumentedFields) {
   for (const char* key : {"\"mesh\"", "\"nodes\"", "\"placement\"", "\"redistributions\"",
                           "\"summary\"", "\"step_time_s\"", "\"compute_s\"", "\"comm_s\"",
                           "\"peak_memory_bytes\"", "\"fits\"", "\"solver\"", "\"variables\"",
-                          "\"constraints\"", "\"time_s\"", "\"objective\"", "\"gap\""}) {
+                          "\"constraints\"", "\"time_s\"", "\"objective\"", "\"gap\"",
+                          "\"unreduced_variables\"", "\"unreduced_constraints\""}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
 }
