@@ -49,7 +49,8 @@ struct PlanOptions {
   std::vector<PinSpec> pins;
   planner::SolverOptions solver;
   bool share_layers = true;
-  bool own_end_layers = false;  // the first and last layers keep their own variables (layer_repeats.h)
+  // The first and last layers keep their own variables (layer_repeats.h).
+  bool own_end_layers = false;
   // Views / unary pointwise ops follow their producer (followers.h). Off by
   // default: faster, but not exact (llama3-8b 8x8: +2.3% step time).
   bool fold_followers = false;

@@ -258,7 +258,8 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
   }
   Clp_deleteModel(clp);
   run.seconds = seconds_since(start);
-  return integral ? Relaxation::kIntegral : out_of_time ? Relaxation::kOutOfTime : Relaxation::kFractional;
+  if (integral) return Relaxation::kIntegral;
+  return out_of_time ? Relaxation::kOutOfTime : Relaxation::kFractional;
 }
 
 namespace {

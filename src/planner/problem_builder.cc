@@ -103,7 +103,9 @@ void add_activation_grad_pairings(const Graph& graph, const StrategyGraph& sg,
 
 void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, const Liveness& live,
                          bool pair_activation_grads, bool memory_rows, BuiltProblem& built) {
-  auto strategies = [&](NodeId v) { return static_cast<int64_t>(sg.nodes[static_cast<size_t>(v)].size()); };
+  auto strategies = [&](NodeId v) {
+    return static_cast<int64_t>(sg.nodes[static_cast<size_t>(v)].size());
+  };
   auto edge = [&](NodeId u, NodeId v) {
     built.unreduced_variables += strategies(u) * strategies(v);
     built.unreduced_constraints += strategies(u) + strategies(v);
@@ -117,7 +119,9 @@ void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, const Live
     if (out.kind == OutputKind::kGradient) edge(out.node, out.param);
   if (pair_activation_grads)
     for (const GradientLink& link : graph.gradient_links()) edge(link.value, link.grad);
-  if (memory_rows) built.unreduced_constraints += static_cast<int64_t>(peak_candidate_points(live).size());
+  if (memory_rows) {
+    built.unreduced_constraints += static_cast<int64_t>(peak_candidate_points(live).size());
+  }
 }
 
 void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {

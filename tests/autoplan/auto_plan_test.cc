@@ -87,11 +87,12 @@ TEST(AutoPlan, MeshDimSweepsMatchTheWholeIlpOnASmall3dMesh) {
 
 int broken_gradient_links(const Graph& g, const Plan& p) {
   int broken = 0;
+  auto output = [&](NodeId v) -> const Sharding& {
+    auto i = static_cast<size_t>(v);
+    return p.strategies.nodes[i].output(p.choice[i], 0);
+  };
   for (const GradientLink& link : g.gradient_links()) {
-    const auto& sg = p.strategies.nodes;
-    const Sharding& value = sg[static_cast<size_t>(link.value)].output(p.choice[static_cast<size_t>(link.value)], 0);
-    const Sharding& grad = sg[static_cast<size_t>(link.grad)].output(p.choice[static_cast<size_t>(link.grad)], 0);
-    if (!pairs_as_gradient(value, grad)) ++broken;
+    if (!pairs_as_gradient(output(link.value), output(link.grad))) ++broken;
   }
   return broken;
 }

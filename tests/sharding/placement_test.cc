@@ -30,12 +30,12 @@ TEST(Sharding, PrintsConcatenatedPlacementsAndParsesBack) {
 TEST(Sharding, GradientPairsWithItsValuePerMeshDim) {
   EXPECT_TRUE(pairs_as_gradient(sh("S(0)S(1)"), sh("S(0)S(1)")));
   EXPECT_FALSE(pairs_as_gradient(sh("S(0)S(1)"), sh("S(1)S(0)")));
-  EXPECT_FALSE(pairs_as_gradient(sh("S(0)R"), sh("RR")));      // a sharded value's grad stays sharded
-  EXPECT_TRUE(pairs_as_gradient(sh("PR"), sh("RR")));           // a pending sum's grad is replicated
+  EXPECT_FALSE(pairs_as_gradient(sh("S(0)R"), sh("RR")));  // a sharded value's grad stays sharded
+  EXPECT_TRUE(pairs_as_gradient(sh("PR"), sh("RR")));       // a pending sum's grad is replicated
   EXPECT_FALSE(pairs_as_gradient(sh("PR"), sh("PR")));
-  EXPECT_TRUE(pairs_as_gradient(sh("RS(2)"), sh("PS(2)")));     // a replicated value's grad may be partial
+  EXPECT_TRUE(pairs_as_gradient(sh("RS(2)"), sh("PS(2)")));  // a replicated value's grad: maybe P
   EXPECT_FALSE(pairs_as_gradient(sh("RR"), sh("S(0)R")));
-  EXPECT_FALSE(pairs_as_gradient(sh("R"), sh("RR")));           // mesh rank must agree
+  EXPECT_FALSE(pairs_as_gradient(sh("R"), sh("RR")));  // mesh rank must agree
 }
 
 TEST(Sharding, BadTextIsAnErrorNamingIt) {
