@@ -41,5 +41,14 @@ TEST(PlanCommand, PairActivationGradsReportsThePairsAndStaysOffByDefault) {
             free_plan["summary"]["step_time_s"].get<double>() * (1 - 1e-9));
 }
 
+TEST(PlanCommand, OwnEndLayersSharesOnlyTheInnerLayers) {
+  std::string args = "--model llama3-debugmodel --layers 4 --batch 2 --seq 16 --mesh 2";
+  EXPECT_EQ(plan_json(args)["solver"]["shared_layers"], 3);
+  EXPECT_EQ(plan_json(args + " --own-end-layers")["solver"]["shared_layers"], 1);
+  testing::CliResult both = run_autopar("plan " + args + " --own-end-layers --no-share-layers");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+}
+
 }  // namespace
 }  // namespace autopar
