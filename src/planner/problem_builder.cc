@@ -54,6 +54,23 @@ void add_operand_edges(const Graph& graph, const StrategyGraph& sg,
   }
 }
 
+// One more occurrence of an edge between the outputs of key.src and key.dst;
+// the first fills its matrix with cost(src output sharding, dst output sharding).
+template <typename Cost>
+void add_output_edge(const StrategyGraph& sg, const EdgeKey& key,
+                     std::map<EdgeKey, PendingEdge>& pending, Cost cost) {
+  PendingEdge& edge = pending[key];
+  if (edge.count++ > 0) return;
+  const NodeStrategies& from = sg.nodes[static_cast<size_t>(key.src)];
+  const NodeStrategies& to = sg.nodes[static_cast<size_t>(key.dst)];
+  edge.costs.resize(static_cast<size_t>(from.size()) * static_cast<size_t>(to.size()));
+  for (StrategyIdx i = 0; i < from.size(); ++i) {
+    for (StrategyIdx j = 0; j < to.size(); ++j) {
+      edge.costs[static_cast<size_t>(i * to.size() + j)] = cost(from.output(i, 0), to.output(j, 0));
+    }
+  }
+}
+
 // A gradient must end in its parameter's sharding for the optimizer step.
 void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
                            const std::vector<NodeId>& rep, RedistributionCache& cache,
@@ -62,20 +79,10 @@ void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
     if (out.kind != OutputKind::kGradient) continue;
     ++unreduced;
     EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.param), kGradientToParam};
-    PendingEdge& edge = pending[key];
-    if (edge.count++ > 0) continue;
-    const NodeStrategies& gs = sg.nodes[static_cast<size_t>(key.src)];
-    const NodeStrategies& ps = sg.nodes[static_cast<size_t>(key.dst)];
     RedistributionCache::MetaId meta = cache.intern(graph.node(key.src).meta());
-    edge.costs.resize(static_cast<size_t>(gs.size()) * static_cast<size_t>(ps.size()));
-    for (StrategyIdx g = 0; g < gs.size(); ++g) {
-      for (StrategyIdx p = 0; p < ps.size(); ++p) {
-        const Sharding& from = gs.output(g, 0);
-        const Sharding& to = ps.output(p, 0);
-        edge.costs[static_cast<size_t>(g * ps.size() + p)] =
-            from == to ? 0.0 : cache.time(meta, from, to);
-      }
-    }
+    add_output_edge(sg, key, pending, [&](const Sharding& from, const Sharding& to) {
+      return from == to ? 0.0 : cache.time(meta, from, to);
+    });
   }
 }
 
@@ -87,22 +94,15 @@ void add_activation_grad_pairings(const Graph& graph, const StrategyGraph& sg,
   for (const GradientLink& link : graph.gradient_links()) {
     ++unreduced;
     EdgeKey key{rep_of(rep, link.value), rep_of(rep, link.grad), kActivationGradPairing};
-    PendingEdge& edge = pending[key];
-    if (edge.count++ > 0) continue;
-    const NodeStrategies& vs = sg.nodes[static_cast<size_t>(key.src)];
-    const NodeStrategies& gs = sg.nodes[static_cast<size_t>(key.dst)];
-    edge.costs.resize(static_cast<size_t>(vs.size()) * static_cast<size_t>(gs.size()));
-    for (StrategyIdx v = 0; v < vs.size(); ++v) {
-      for (StrategyIdx g = 0; g < gs.size(); ++g) {
-        edge.costs[static_cast<size_t>(v * gs.size() + g)] =
-            pairs_as_gradient(vs.output(v, 0), gs.output(g, 0)) ? 0.0 : planner::kInfiniteCost;
-      }
-    }
+    add_output_edge(sg, key, pending, [](const Sharding& value, const Sharding& grad) {
+      return pairs_as_gradient(value, grad) ? 0.0 : planner::kInfiniteCost;
+    });
   }
 }
 
-void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, const Liveness& live,
-                         bool pair_activation_grads, bool memory_rows, BuiltProblem& built) {
+// memory_points: the candidate peak points before add_time_points prunes them.
+void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, bool pair_activation_grads,
+                         int64_t memory_points, BuiltProblem& built) {
   auto strategies = [&](NodeId v) {
     return static_cast<int64_t>(sg.nodes[static_cast<size_t>(v)].size());
   };
@@ -119,9 +119,7 @@ void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, const Live
     if (out.kind == OutputKind::kGradient) edge(out.node, out.param);
   if (pair_activation_grads)
     for (const GradientLink& link : graph.gradient_links()) edge(link.value, link.grad);
-  if (memory_rows) {
-    built.unreduced_constraints += static_cast<int64_t>(peak_candidate_points(live).size());
-  }
+  built.unreduced_constraints += memory_points;
 }
 
 void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
@@ -142,8 +140,8 @@ void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
 // Time points where the activation peak can be: right before a storage dies.
 // A point is dropped when even its largest possible bytes (every storage at its
 // biggest strategy) stay below the smallest possible bytes of another point:
-// its row can never bind before that one does.
-void add_time_points(const Liveness& live, const std::vector<double>& min_bytes,
+// its row can never bind before that one does. Returns the candidate count.
+int32_t add_time_points(const Liveness& live, const std::vector<double>& min_bytes,
                      const std::vector<double>& max_bytes, Problem& problem) {
   std::vector<int32_t> points = peak_candidate_points(live);
   const auto n = static_cast<int32_t>(live.start.size());
@@ -190,6 +188,7 @@ void add_time_points(const Liveness& live, const std::vector<double>& min_bytes,
       std::erase_if(live_now, [&](NodeId s) { return live.end[static_cast<size_t>(s)] == t; });
     }
   }
+  return static_cast<int32_t>(points.size());
 }
 
 }  // namespace
@@ -252,14 +251,15 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
   add_operand_edges(graph, sg, rep, cache, pending, built.unreduced_edges);
   add_gradient_pairings(graph, sg, rep, cache, pending, built.unreduced_edges);
   if (options.pair_activation_grads) {
-    int32_t before = built.unreduced_edges;
     add_activation_grad_pairings(graph, sg, rep, pending, built.unreduced_edges);
-    built.activation_grad_pairs = built.unreduced_edges - before;
+    built.activation_grad_pairs = static_cast<int32_t>(graph.gradient_links().size());
   }
   emit_edges(pending, problem);
-  const bool memory_rows = problem.memory_budget < planner::kNoBudget;
-  if (memory_rows) add_time_points(live, min_bytes, max_bytes, problem);
-  count_unreduced_ilp(graph, sg, live, options.pair_activation_grads, memory_rows, built);
+  int32_t memory_points = 0;
+  if (problem.memory_budget < planner::kNoBudget) {
+    memory_points = add_time_points(live, min_bytes, max_bytes, problem);
+  }
+  count_unreduced_ilp(graph, sg, options.pair_activation_grads, memory_points, built);
   return built;
 }
 

@@ -55,15 +55,21 @@ TEST(Autodiff, PlaceholdersAreParamsThenBuffersThenInputsThenTheTangent) {
   EXPECT_FALSE(joint.node(4).is_placeholder());
 }
 
-TEST(Autodiff, GradientsOfAValueUsedTwiceAreSummedWithAddTensor) {
+// sum(relu(x @ w) + silu(x @ w)): the mm's value is used twice.
+Graph value_used_twice() {
   Graph g;
   NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{4, 4}, DType::f32});
   NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{2, 4}, DType::f32});
   NodeId h = must(g.add(OpId::kMm, {x, w}));
   NodeId r = must(g.add(OpId::kRelu, {h}));
   NodeId s = must(g.add(OpId::kSilu, {h}));
-  NodeId loss = sum_all(g, must(g.add(OpId::kAddTensor, {r, s})));
-  Graph joint = joint_of(g, loss);
+  sum_all(g, must(g.add(OpId::kAddTensor, {r, s})));
+  return g;
+}
+
+TEST(Autodiff, GradientsOfAValueUsedTwiceAreSummedWithAddTensor) {
+  Graph g = value_used_twice();
+  Graph joint = joint_of(g, g.size() - 1);
 
   // Reverse order: silu's contribution, relu's, their sum, then only w's half of mm
   // (x is an input and gets no gradient).
@@ -80,14 +86,8 @@ TEST(Autodiff, GradientsOfAValueUsedTwiceAreSummedWithAddTensor) {
 // summed one for a value used twice. A gradient passed on unchanged (add's to
 // its inputs) is linked only to the value it is the gradient of.
 TEST(Autodiff, EveryDifferentiatedValueIsLinkedToTheGradientFlowingBackToIt) {
-  Graph g;
-  NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{4, 4}, DType::f32});
-  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{2, 4}, DType::f32});
-  NodeId h = must(g.add(OpId::kMm, {x, w}));
-  NodeId r = must(g.add(OpId::kRelu, {h}));
-  NodeId s = must(g.add(OpId::kSilu, {h}));
-  NodeId loss = sum_all(g, must(g.add(OpId::kAddTensor, {r, s})));
-  Graph joint = joint_of(g, loss);
+  Graph g = value_used_twice();
+  Graph joint = joint_of(g, g.size() - 1);
 
   std::map<std::string, std::string> grad_of;
   for (const GradientLink& link : joint.gradient_links()) {
