@@ -1,9 +1,21 @@
-"""Exports the test models (tiny configs) in one Python process: startup of
-torch dominates, so one process for all. Usage: export_models.py OUTDIR [MODEL...]"""
+"""Exports the test models in one Python process: startup of torch dominates,
+so one process for all.
+
+  export_models.py OUTDIR [MODEL...]
+      the CLI's small configs (CONFIGS; default: all of them), with values
+      except for the graph-only ones.
+  export_models.py OUTDIR --size tiny|full [--dropout0] [--no-values] [MODEL...]
+      corpus models (bench/model_zoo/corpus.py; default: all of them), with
+      values unless --no-values; --dropout0 builds them with every dropout
+      off (needed to compare with PyTorch).
+Each model writes OUTDIR/NAME.json (and OUTDIR/NAME.values)."""
+import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
+sys.path.insert(0, os.path.join(here, "..", "..", "bench", "model_zoo"))
 import autopar_export  # noqa: E402
 
 CONFIGS = {
@@ -18,9 +30,40 @@ CONFIGS = {
 }
 GRAPH_ONLY = {"resnet18", "mobilenet_v2"}  # no values: nothing compares their numerics
 
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-for name in sys.argv[2:] or CONFIGS:
-    values = [] if name in GRAPH_ONLY else ["--with-values", os.path.join(out, name + ".values")]
-    autopar_export.main(["--model", name, "--out", os.path.join(out, name + ".json")] + values +
-                        CONFIGS[name])
+
+def export_cli_models(out, names):
+    for name in names or CONFIGS:
+        values = [] if name in GRAPH_ONLY else ["--with-values",
+                                                os.path.join(out, name + ".values")]
+        autopar_export.main(["--model", name, "--out", os.path.join(out, name + ".json")] +
+                            values + CONFIGS[name])
+
+
+def export_corpus_models(out, names, size, dropout0, values):
+    import corpus
+    for name in names or corpus.MODELS:
+        ex = corpus.build(name, size, dropout=0.0 if dropout0 else None)
+        path = os.path.join(out, name + ".json")
+        obj = autopar_export.export(ex.model, ex.inputs, ex.loss_fn, path, with_values=values,
+                                    values_dir=os.path.join(out, name + ".values"),
+                                    model_inputs=ex.model_inputs, name=name)
+        print(f"wrote {path}: {len(obj['nodes'])} nodes")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("out")
+    p.add_argument("models", nargs="*")
+    p.add_argument("--size", choices=["tiny", "full"], help="export corpus models at this size")
+    p.add_argument("--dropout0", action="store_true", help="corpus models without dropout")
+    p.add_argument("--no-values", action="store_true", help="corpus models: graphs only")
+    args = p.parse_intermixed_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.size:
+        export_corpus_models(args.out, args.models, args.size, args.dropout0, not args.no_values)
+    else:
+        export_cli_models(args.out, args.models)
+
+
+if __name__ == "__main__":
+    main()
