@@ -157,6 +157,17 @@ class ExportTest(unittest.TestCase):
         self.assertIn("their gradients are zeros: aux.weight, aux.bias", self.stderr)
         self.assertEqual(len([o for o in obj["outputs"] if o["kind"] == "grad"]), 6)
 
+    def test_frozen_parameters_and_unused_inputs_have_no_gradient_outputs(self):
+        model = _mlp()
+        model[0].weight.requires_grad_(False)
+        x, y = _batch()
+        obj = self.export(model, (x, y, torch.arange(3)),
+                          lambda out, y, unused: F.cross_entropy(out, y))
+        grads = [o["param"] for o in obj["outputs"] if o["kind"] == "grad"]
+        self.assertEqual(grads, ["0_bias", "2_weight", "2_bias"])
+        self.assertEqual(self.kinds(obj)["param"], 4)
+        self.assertEqual(self.kinds(obj)["input"], 3)
+
     def test_namedtuple_output_and_two_model_inputs(self):
         Out = collections.namedtuple("Out", "logits extra")
 
