@@ -30,6 +30,7 @@ constexpr std::array kNotDifferentiable = {
 // autopar's autodiff has no rule for them and refuses a forward graph that
 // uses one (build_joint_graph), rather than silently cutting the gradient.
 constexpr std::array kImportedOnly = {
+    OpId::kGeneric,
     // PyTorch import: CNN ops
     OpId::kConvolution,
     OpId::kConvolutionBackward,
@@ -58,6 +59,7 @@ constexpr std::array kImportedOnly = {
 constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kPlaceholder, nullptr},
   {OpId::kGetItem, grad::getitem},
+  {OpId::kGeneric, nullptr},
   {OpId::kAddmm, grad::addmm},
   {OpId::kBmm, grad::bmm},
   {OpId::kMm, grad::mm},

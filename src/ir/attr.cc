@@ -56,6 +56,18 @@ DType Attrs::get_dtype(std::string_view name) const {
   return std::get<DType>(*v);
 }
 
+const std::string& Attrs::get_string(std::string_view name) const {
+  const AttrValue* v = find(name);
+  assert(v && std::holds_alternative<std::string>(*v));
+  return std::get<std::string>(*v);
+}
+
+const std::vector<double>& Attrs::get_floats(std::string_view name) const {
+  const AttrValue* v = find(name);
+  assert(v && std::holds_alternative<std::vector<double>>(*v));
+  return std::get<std::vector<double>>(*v);
+}
+
 std::string_view attr_type_name(AttrType type) {
   switch (type) {
     case AttrType::kInt: return "int";
@@ -63,6 +75,8 @@ std::string_view attr_type_name(AttrType type) {
     case AttrType::kBool: return "bool";
     case AttrType::kInts: return "int list";
     case AttrType::kDType: return "dtype";
+    case AttrType::kString: return "string";
+    case AttrType::kFloats: return "float list";
   }
   return "?";
 }
@@ -75,6 +89,8 @@ bool attr_matches(const AttrValue& value, AttrType type) {
     case AttrType::kBool: return std::holds_alternative<bool>(value);
     case AttrType::kInts: return std::holds_alternative<std::vector<int64_t>>(value);
     case AttrType::kDType: return std::holds_alternative<DType>(value);
+    case AttrType::kString: return std::holds_alternative<std::string>(value);
+    case AttrType::kFloats: return std::holds_alternative<std::vector<double>>(value);
   }
   return false;
 }
@@ -85,6 +101,10 @@ std::string attr_value_to_string(const AttrValue& value) {
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "True" : "False";
   if (const auto* l = std::get_if<std::vector<int64_t>>(&value)) {
     return fmt::format("[{}]", fmt::join(*l, ", "));
+  }
+  if (const auto* t = std::get_if<std::string>(&value)) return fmt::format("'{}'", *t);
+  if (const auto* f = std::get_if<std::vector<double>>(&value)) {
+    return fmt::format("[{}]", fmt::join(*f, ", "));
   }
   return std::string(dtype_name(std::get<DType>(value)));
 }

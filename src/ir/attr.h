@@ -14,10 +14,13 @@
 
 namespace autopar {
 
-enum class AttrType : uint8_t { kInt, kScalar, kBool, kInts, kDType };
+enum class AttrType : uint8_t { kInt, kScalar, kBool, kInts, kDType, kString, kFloats };
 
-// kScalar holds an int or a float, as a Python number argument does.
-using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType>;
+// kScalar holds an int or a float, as a Python number argument does. Strings
+// (gelu's approximate="tanh") and float lists (upsample's scale_factors) occur
+// in aten schemas that only generic ops (op_def.h) use today.
+using AttrValue =
+    std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string, std::vector<double>>;
 
 struct Attr {
   std::string name;
@@ -41,6 +44,8 @@ class Attrs {
   bool get_bool(std::string_view name) const;
   const std::vector<int64_t>& get_ints(std::string_view name) const;
   DType get_dtype(std::string_view name) const;
+  const std::string& get_string(std::string_view name) const;
+  const std::vector<double>& get_floats(std::string_view name) const;
 
   const std::vector<Attr>& items() const { return attrs_; }
   bool operator==(const Attrs&) const = default;
@@ -51,7 +56,7 @@ class Attrs {
 
 std::string_view attr_type_name(AttrType type);
 bool attr_matches(const AttrValue& value, AttrType type);
-// Printed form: 3, 0.5, True, [2, -1], f32.
+// Printed form: 3, 0.5, True, [2, -1], f32, 'tanh', [2.0, 2.0].
 std::string attr_value_to_string(const AttrValue& value);
 
 }  // namespace autopar

@@ -2,12 +2,14 @@
 
 #include <array>
 
+#include "ir/aten_schema.h"
+
 namespace autopar {
 namespace {
 
-constexpr std::array<std::string_view, 5> kPlaceholderKindNames = {"none", "param", "buffer",
-                                                                   "input", "tangent"};
-constexpr std::array<std::string_view, 2> kOutputKindNames = {"loss", "grad"};
+constexpr std::array<std::string_view, 6> kPlaceholderKindNames = {
+    "none", "param", "buffer", "input", "tangent", "constant"};
+constexpr std::array<std::string_view, 3> kOutputKindNames = {"loss", "grad", "buffer"};
 
 }  // namespace
 
@@ -40,6 +42,10 @@ std::string default_node_base_name(OpId op) {
   return std::string(name);
 }
 
+std::string_view node_op_name(const Node& node) {
+  return node.op == OpId::kGeneric ? std::string_view(node.aten) : op_name(node.op);
+}
+
 std::optional<NodeId> Graph::find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;
@@ -66,6 +72,31 @@ Expected<NodeId> Graph::append(Node node) {
   }
   nodes_.push_back(std::move(node));
   return id;
+}
+
+Expected<NodeId> Graph::add_generic(std::string_view aten, std::vector<NodeId> inputs, Attrs attrs,
+                                    std::vector<TensorMeta> outputs, std::string_view scope) {
+  const AtenSchema* schema = find_aten_schema(aten);
+  if (schema == nullptr) return make_error("libtorch has no op {}", aten);
+  if (schema->num_tensor_args() != static_cast<int>(inputs.size())) {
+    return make_error("{} takes {} tensor arguments, got {} inputs", aten,
+                      schema->num_tensor_args(), inputs.size());
+  }
+  for (NodeId input : inputs) {
+    if (input < 0 || input >= size()) {
+      return make_error("{}: input id {} is not a node of the graph", aten, input);
+    }
+  }
+  Node node;
+  node.op = OpId::kGeneric;
+  node.aten = std::string(aten);
+  std::string_view base = aten.starts_with("aten.") ? aten.substr(5) : aten;
+  node.name = fresh_name(base.substr(0, base.find('.')));
+  node.inputs = std::move(inputs);
+  node.attrs = std::move(attrs);
+  node.outputs = std::move(outputs);
+  node.scope = std::string(scope);
+  return append(std::move(node));
 }
 
 Expected<NodeId> Graph::add(OpId op, std::vector<NodeId> inputs, Attrs attrs,

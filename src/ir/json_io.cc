@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ir/base64.h"
 #include "ir/json_io.h"
 #include "ir/json_io_internal.h"
 #include "ir/printer.h"
@@ -28,6 +29,12 @@ Json attr_to_json(const AttrValue& value) {
   }
   if (const auto* b = std::get_if<bool>(&value)) return *b;
   if (const auto* l = std::get_if<std::vector<int64_t>>(&value)) return *l;
+  if (const auto* t = std::get_if<std::string>(&value)) return *t;
+  if (const auto* f = std::get_if<std::vector<double>>(&value)) {
+    Json list = Json::array();
+    for (double d : *f) list.push_back(std::isfinite(d) ? Json(d) : Json(format_double(d)));
+    return list;
+  }
   return std::string(dtype_name(std::get<DType>(value)));
 }
 
@@ -45,14 +52,22 @@ std::string ref_name(const Graph& graph, NodeId id) {
 Json node_to_json(const Graph& graph, const Node& node) {
   Json j = Json::object();
   j["name"] = node.name;
-  j["op"] = std::string(op_name(node.op));
+  j["op"] = std::string(node_op_name(node));
   if (node.is_placeholder()) j["kind"] = std::string(placeholder_kind_name(node.kind));
   if (!node.target.empty()) j["target"] = node.target;
   if (!node.scope.empty()) j["scope"] = node.scope;
+  if (node.value) j["value"] = base64_encode(*node.value);
   if (!node.inputs.empty()) {
     Json inputs = Json::array();
     for (NodeId input : node.inputs) inputs.push_back(ref_name(graph, input));
     j["inputs"] = std::move(inputs);
+  }
+  if (!node.arg_inputs.empty()) {
+    Json args = Json::array();
+    for (const TensorArg& arg : node.arg_inputs) {
+      args.push_back(arg.present.empty() ? Json(arg.count) : Json(arg.present));
+    }
+    j["arg_inputs"] = std::move(args);
   }
   if (!node.attrs.items().empty()) {
     Json attrs = Json::object();
@@ -70,6 +85,7 @@ Json output_to_json(const Graph& graph, const GraphOutput& output) {
   j["node"] = ref_name(graph, output.node);
   j["kind"] = std::string(output_kind_name(output.kind));
   if (output.kind == OutputKind::kGradient) j["param"] = ref_name(graph, output.param);
+  if (output.kind == OutputKind::kBuffer) j["buffer"] = ref_name(graph, output.buffer);
   return j;
 }
 

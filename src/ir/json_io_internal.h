@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ir/aten_schema.h"
 #include "ir/expected.h"
 #include "ir/graph.h"
 
@@ -57,5 +58,24 @@ Expected<TensorMeta> read_meta(const Json& value, const Where& where);
 // value may be null (no "attrs" field). Checks names, types and required
 // attributes against the op's schema; the result is in schema order.
 Expected<Attrs> read_attrs(const Json* value, const OpDef& def, const Where& where);
+// One attribute value, converted by the type its schema declares.
+Expected<AttrValue> read_attr_value(const Json& value, AttrType type, const Where& where);
+// A placeholder's "value": base64 of exactly meta.bytes() raw bytes.
+Expected<std::shared_ptr<const TensorBytes>> read_tensor_value(const Json& value,
+                                                               const TensorMeta& meta,
+                                                               const Where& where);
+
+// Generic aten ops (json_generic.cc).
+// "arg_inputs" (value may be null: absent); the counts must add up to num_inputs.
+Expected<std::vector<TensorArg>> read_arg_inputs(const Json* value, size_t num_inputs,
+                                                 const Where& where);
+// The schema is usable in a graph: no argument written in place, tensor returns only.
+Status check_generic_schema(const AtenSchema& schema, const Where& where);
+// Inputs bind to the schema's tensor arguments (args empty: one each).
+Status check_generic_inputs(const AtenSchema& schema, const std::vector<TensorArg>& args,
+                            size_t num_inputs, const Where& where);
+// Attributes by the schema's non-tensor arguments; the result is in schema order.
+Expected<Attrs> read_generic_attrs(const Json* value, const AtenSchema& schema, const Where& where);
+Status check_generic_outputs(const AtenSchema& schema, size_t count, const Where& where);
 
 }  // namespace autopar::graph_json

@@ -28,6 +28,8 @@ class Reader {
 
  private:
   Status read_identity(const Json& value, Node& node, Where& where);
+  Status read_generic_call(const Json& value, Node& node, const Where& where);
+  Status read_value(const Json& value, Node& node, const Where& where);
   Status read_inputs(const Json* value, const OpDef& def, Node& node, const Where& where);
   Status read_outputs(const Json& value, Node& node, const Where& where);
   Expected<NodeId> lookup(const Json& value, const Where& where, std::string_view role);
@@ -54,15 +56,20 @@ Status Reader::read_identity(const Json& value, Node& node, Where& where) {
   Expected<std::string> op_text = read_string(**op, where.at(".op"));
   if (!op_text) return op_text.error();
   std::optional<OpId> id = find_op(*op_text);
+  if (!id && find_aten_schema(*op_text) != nullptr) {
+    id = OpId::kGeneric;
+    node.aten = *op_text;
+  }
   if (!id) {
     std::vector<std::string_view> close = similar_op_names(*op_text, /*max_count=*/3);
-    return where.at(".op").error("unknown op '{}'{}", *op_text,
+    return where.at(".op").error("unknown op '{}': neither autopar's op table nor libtorch has "
+                                 "it{}", *op_text,
                                  close.empty() ? "" : fmt::format(" (did you mean {}?)",
                                                                   fmt::join(close, ", ")));
   }
   node.op = *id;
   bool placeholder = node.is_placeholder();
-  for (const char* key : {"kind", "target"}) {
+  for (const char* key : {"kind", "target", "value"}) {
     if (!placeholder && field(value, key) != nullptr) {
       return where.at(std::string(".") + key).error("only placeholders have a {}", key);
     }
@@ -75,7 +82,7 @@ Status Reader::read_identity(const Json& value, Node& node, Where& where) {
     std::optional<PlaceholderKind> parsed = parse_placeholder_kind(*kind_text);
     if (!parsed) {
       return where.at(".kind").error("unknown placeholder kind '{}' (known: param, buffer, "
-                                     "input, tangent)", *kind_text);
+                                     "input, tangent, constant)", *kind_text);
     }
     node.kind = *parsed;
   }
@@ -108,7 +115,7 @@ Status Reader::read_inputs(const Json* value, const OpDef& def, Node& node, cons
   }
   if (!value->is_array()) return where.error("expected an array of node names, got {}", describe(*value));
   auto count = static_cast<int>(value->size());
-  if (count < def.min_inputs || count > def.max_inputs) {
+  if (node.op != OpId::kGeneric && (count < def.min_inputs || count > def.max_inputs)) {
     std::string expected = def.min_inputs == def.max_inputs
                                ? fmt::format("{}", def.min_inputs)
                                : fmt::format("{} to {}", def.min_inputs, def.max_inputs);
@@ -141,9 +148,42 @@ Status Reader::read_outputs(const Json& value, Node& node, const Where& where) {
   return ok_status();
 }
 
+// A generic aten op binds its inputs and attributes to its libtorch schema.
+Status Reader::read_generic_call(const Json& value, Node& node, const Where& where) {
+  const AtenSchema& schema = *find_aten_schema(node.aten);
+  if (Status s = check_generic_schema(schema, where.at(".op")); !s) return s;
+  if (Status s = check_generic_inputs(schema, node.arg_inputs, node.inputs.size(),
+                                      where.at(".inputs"));
+      !s) {
+    return s;
+  }
+  Expected<Attrs> attrs = read_generic_attrs(field(value, "attrs"), schema, where.at(".attrs"));
+  if (!attrs) return attrs.error();
+  node.attrs = std::move(*attrs);
+  return ok_status();
+}
+
+// A buffer's or constant's "value" (required on constants).
+Status Reader::read_value(const Json& value, Node& node, const Where& where) {
+  const Json* data = field(value, "value");
+  bool carries = node.kind == PlaceholderKind::kBuffer || node.kind == PlaceholderKind::kConstant;
+  if (data != nullptr && !carries) {
+    return where.at(".value").error("only buffer and constant placeholders carry a value");
+  }
+  if (data == nullptr) {
+    if (node.kind == PlaceholderKind::kConstant) return where.error("a constant needs a 'value'");
+    return ok_status();
+  }
+  Expected<std::shared_ptr<const TensorBytes>> bytes =
+      read_tensor_value(*data, node.meta(), where.at(".value"));
+  if (!bytes) return bytes.error();
+  node.value = std::move(*bytes);
+  return ok_status();
+}
+
 Status Reader::read_node(size_t index) {
-  static constexpr std::array<std::string_view, 8> kKeys = {
-      "name", "op", "kind", "target", "scope", "inputs", "attrs", "outputs"};
+  static constexpr std::array<std::string_view, 10> kKeys = {
+      "name", "op", "kind", "target", "scope", "value", "inputs", "arg_inputs", "attrs", "outputs"};
   const Json& value = nodes_json_[index];
   Where where{fmt::format("nodes[{}]", index), ""};
   if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
@@ -152,12 +192,29 @@ Status Reader::read_node(size_t index) {
   if (Status s = read_identity(value, node, where); !s) return s;
   const OpDef& def = op_def(node.op);
   if (Status s = read_inputs(field(value, "inputs"), def, node, where.at(".inputs")); !s) return s;
-  Expected<Attrs> attrs = read_attrs(field(value, "attrs"), def, where.at(".attrs"));
-  if (!attrs) return attrs.error();
-  node.attrs = std::move(*attrs);
+  Expected<std::vector<TensorArg>> arg_inputs =
+      read_arg_inputs(field(value, "arg_inputs"), node.inputs.size(), where.at(".arg_inputs"));
+  if (!arg_inputs) return arg_inputs.error();
+  node.arg_inputs = std::move(*arg_inputs);
+  if (node.op == OpId::kGeneric) {
+    if (Status s = read_generic_call(value, node, where); !s) return s;
+  } else {
+    Expected<Attrs> attrs = read_attrs(field(value, "attrs"), def, where.at(".attrs"));
+    if (!attrs) return attrs.error();
+    node.attrs = std::move(*attrs);
+  }
   Expected<const Json*> outputs = require(value, "outputs", where);
   if (!outputs) return outputs.error();
   if (Status s = read_outputs(**outputs, node, where.at(".outputs")); !s) return s;
+  if (node.op == OpId::kGeneric) {
+    const AtenSchema& schema = *find_aten_schema(node.aten);
+    if (Status s = check_generic_outputs(schema, node.outputs.size(), where.at(".outputs")); !s) {
+      return s;
+    }
+  }
+  if (node.is_placeholder()) {
+    if (Status s = read_value(value, node, where); !s) return s;
+  }
   if (Expected<NodeId> id = graph_.append(std::move(node)); !id) return where.error("{}", id.error().message);
   return ok_status();
 }
@@ -171,7 +228,7 @@ Expected<NodeId> Reader::lookup(const Json& value, const Where& where, std::stri
 }
 
 Status Reader::read_output(const Json& value, size_t index) {
-  static constexpr std::array<std::string_view, 3> kKeys = {"node", "kind", "param"};
+  static constexpr std::array<std::string_view, 4> kKeys = {"node", "kind", "param", "buffer"};
   Where where{fmt::format("outputs[{}]", index), ""};
   if (!value.is_object()) return where.error("expected an object, got {}", describe(value));
   if (Status s = check_keys(value, where, kKeys); !s) return s;
@@ -186,11 +243,25 @@ Status Reader::read_output(const Json& value, size_t index) {
   Expected<std::string> kind_text = read_string(**kind, where.at(".kind"));
   if (!kind_text) return kind_text.error();
   std::optional<OutputKind> parsed = parse_output_kind(*kind_text);
-  if (!parsed) return where.at(".kind").error("unknown output kind '{}' (known: loss, grad)", *kind_text);
+  if (!parsed) {
+    return where.at(".kind").error("unknown output kind '{}' (known: loss, grad, buffer)", *kind_text);
+  }
   output.kind = *parsed;
   const Json* param = field(value, "param");
-  if (output.kind == OutputKind::kLoss && param != nullptr) {
-    return where.at(".param").error("a loss output has no param");
+  if (output.kind != OutputKind::kGradient && param != nullptr) {
+    return where.at(".param").error("only a grad output names a param");
+  }
+  const Json* buffer = field(value, "buffer");
+  if (output.kind != OutputKind::kBuffer && buffer != nullptr) {
+    return where.at(".buffer").error("only a buffer output names a buffer");
+  }
+  if (output.kind == OutputKind::kBuffer) {
+    if (buffer == nullptr) {
+      return where.error("missing field 'buffer' (a buffer output names the buffer it updates)");
+    }
+    Expected<NodeId> buffer_id = lookup(*buffer, where.at(".buffer"), "buffer");
+    if (!buffer_id) return buffer_id.error();
+    output.buffer = *buffer_id;
   }
   if (output.kind == OutputKind::kGradient) {
     if (param == nullptr) return where.error("missing field 'param' (a grad output names its param)");
@@ -250,7 +321,7 @@ Status read_header(const Json& root, std::string& name) {
   return ok_status();
 }
 
-// One error for every op name the op table lacks, with counts, so an exported
+// One error for every op name that neither the op table nor libtorch has, with counts, so an exported
 // model's missing ops show at once rather than one per run. A single unknown
 // node falls through to read_node's message (with its "did you mean").
 Status check_ops_known(const Json& nodes) {
@@ -265,7 +336,7 @@ Status check_ops_known(const Json& nodes) {
     const Json* op = nodes[i].is_object() ? field(nodes[i], "op") : nullptr;
     if (op == nullptr || !op->is_string()) continue;
     const std::string& name = op->get_ref<const std::string&>();
-    if (find_op(name)) continue;
+    if (find_op(name) || find_aten_schema(name) != nullptr) continue;
     auto it = std::find_if(unknown.begin(), unknown.end(), [&](const Unknown& u) { return u.op == name; });
     if (it == unknown.end()) it = unknown.insert(unknown.end(), Unknown{name, 0, i});
     ++it->count;
@@ -277,8 +348,9 @@ Status check_ops_known(const Json& nodes) {
   for (const Unknown& u : unknown) {
     list += fmt::format("\n  {} x{} (first at nodes[{}])", u.op, u.count, u.first);
   }
-  return make_error("unsupported ops: {} nodes use {} ops the op table lacks (src/ir/op_table.cc; "
-                    "covered ops: docs/pytorch.md):{}", total, unknown.size(), list);
+  return make_error("unsupported ops: {} nodes use {} ops that neither autopar's op table "
+                    "(src/ir/op_table.cc) nor libtorch has (covered ops: docs/pytorch.md):{}",
+                    total, unknown.size(), list);
 }
 
 Expected<Graph> read_document(const Json& root) {

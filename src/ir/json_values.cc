@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/base64.h"
 #include "ir/json_io_internal.h"
 
 namespace autopar::graph_json {
@@ -54,7 +55,25 @@ Expected<double> read_special_double(const Json& value) {
   return Error{};
 }
 
-// One attribute value, converted by the type its schema declares.
+Expected<std::vector<double>> read_floats(const Json& value, const Where& where) {
+  std::vector<double> floats;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_number()) {
+      return where.at(fmt::format("[{}]", i)).error("expected a number, got {}", describe(value[i]));
+    }
+    floats.push_back(value[i].get<double>());
+  }
+  return floats;
+}
+
+std::string schema_names(const OpDef& def) {
+  std::string names;
+  for (const AttrSpec& spec : def.attrs) names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
 Expected<AttrValue> read_attr_value(const Json& value, AttrType type, const Where& where) {
   switch (type) {
     case AttrType::kInt:
@@ -82,18 +101,19 @@ Expected<AttrValue> read_attr_value(const Json& value, AttrType type, const Wher
       if (!dtype) return dtype.error();
       return AttrValue(*dtype);
     }
+    case AttrType::kString:
+      if (value.is_string()) return AttrValue(value.get<std::string>());
+      break;
+    case AttrType::kFloats: {
+      if (!value.is_array()) break;
+      Expected<std::vector<double>> floats = read_floats(value, where);
+      if (!floats) return floats.error();
+      return AttrValue(std::move(*floats));
+    }
   }
   std::string_view hint = type == AttrType::kScalar ? " (int, float, \"inf\", \"-inf\" or \"nan\")" : "";
   return where.error("expected {}{}, got {}", attr_type_name(type), hint, describe(value));
 }
-
-std::string schema_names(const OpDef& def) {
-  std::string names;
-  for (const AttrSpec& spec : def.attrs) names += (names.empty() ? "" : ", ") + std::string(spec.name);
-  return names.empty() ? "none" : names;
-}
-
-}  // namespace
 
 // "number 5", "string \"f33\"", "array [1,2]" (long values cut).
 std::string describe(const Json& value) {
@@ -162,6 +182,20 @@ Expected<TensorMeta> read_meta(const Json& value, const Where& where) {
   Expected<DType> type = read_dtype(**dtype, where.at(".dtype"));
   if (!type) return type.error();
   return TensorMeta{std::move(*dims), *type};
+}
+
+Expected<std::shared_ptr<const TensorBytes>> read_tensor_value(const Json& value,
+                                                               const TensorMeta& meta,
+                                                               const Where& where) {
+  Expected<std::string> text = read_string(value, where);
+  if (!text) return text.error();
+  Expected<std::vector<uint8_t>> bytes = base64_decode(*text);
+  if (!bytes) return where.error("{}", bytes.error().message);
+  if (static_cast<int64_t>(bytes->size()) != meta.bytes()) {
+    return where.error("the value has {} bytes, but {} takes {}", bytes->size(), to_string(meta),
+                       meta.bytes());
+  }
+  return std::make_shared<const TensorBytes>(std::move(*bytes));
 }
 
 // Attributes are stored in schema order whatever order the file uses.

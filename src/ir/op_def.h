@@ -25,6 +25,8 @@ enum class OpId : uint16_t {
   // graph structure
   kPlaceholder,
   kGetItem,
+  // any other aten op libtorch has, run through its dispatcher (see kGeneric below)
+  kGeneric,
   // matmul
   kAddmm,
   kBmm,
@@ -93,6 +95,13 @@ enum class OpId : uint16_t {
 
 inline constexpr int kOpCount = static_cast<int>(OpId::kCount);
 
+// OpId::kGeneric stands for every aten op the op table does not list but
+// libtorch has (ir/aten_schema.h): an imported graph may use any of them. Such
+// a node carries its aten name (Node::aten) and its outputs come from the
+// graph file, never inferred; it is replicated on every mesh dim, costed by
+// the bytes it moves, and run through libtorch's dispatcher by schema name.
+// The table's own ops are the ones with real rules.
+
 // Trait bits: what kind of computation an op is. Used by cost, sharding
 // (follower folding) and the runtime.
 enum Trait : uint32_t {
@@ -146,6 +155,7 @@ struct OpDef {
 
 const OpDef& op_def(OpId id);
 std::span<const OpDef> all_ops();
+// The op table's op of that name; never kGeneric (not an op name).
 std::optional<OpId> find_op(std::string_view name);
 inline std::string_view op_name(OpId id) { return op_def(id).name; }
 

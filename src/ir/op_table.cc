@@ -79,12 +79,14 @@ constexpr AttrSpec kSliceBackwardAttrs[] = {{"input_sizes", T::kInts}, {"dim", T
                                        {"start", T::kInt}, {"end", T::kInt}, {"step", T::kInt}};
 
 constexpr Traits kPw = kPointwise;
+constexpr int kMaxGenericInputs = 1 << 20;
 constexpr Traits kBw = kBackward;
 
 // clang-format off
 constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kPlaceholder, "placeholder", 0, 0, none(), kStructural, placeholder_shape, zero_cost, zero_cost},
   {OpId::kGetItem, "getitem", 1, 1, kGetItemAttrs, kStructural, getitem_shape, zero_cost, zero_cost},
+  {OpId::kGeneric, "<generic aten op>", 0, kMaxGenericInputs, none(), kTraitNone, generic_shape, generic_flops, sum_bytes},
   {OpId::kAddmm, "aten.addmm.default", 3, 3, kAddmmAttrs, kMatmul, addmm_shape, addmm_flops, sum_bytes},
   {OpId::kBmm, "aten.bmm.default", 2, 2, none(), kMatmul, bmm_shape, bmm_flops, sum_bytes},
   {OpId::kMm, "aten.mm.default", 2, 2, none(), kMatmul, mm_shape, mm_flops, sum_bytes},
@@ -191,7 +193,7 @@ std::span<const OpDef> all_ops() { return kOps; }
 
 std::optional<OpId> find_op(std::string_view name) {
   for (const OpDef& def : kOps) {
-    if (def.name == name) return def.id;
+    if (def.name == name && def.id != OpId::kGeneric) return def.id;
   }
   return std::nullopt;
 }
@@ -206,7 +208,9 @@ Expected<std::vector<TensorMeta>> infer_outputs(OpId id, const OpCall& call) {
     return make_error("{} takes {} to {} tensor inputs, got {}", def.name, def.min_inputs,
                       def.max_inputs, call.num_inputs());
   }
-  if (Status s = check_attrs(def, call.attrs); !s) return s.error();
+  if (id != OpId::kGeneric) {
+    if (Status s = check_attrs(def, call.attrs); !s) return s.error();
+  }
   if (id != OpId::kGetItem) {
     for (int i = 0; i < call.num_inputs(); ++i) {
       if (call.input_outputs[static_cast<size_t>(i)]->size() != 1) {

@@ -59,6 +59,11 @@ std::string format_double(double value) {
 
 std::string format_attr_value(const AttrValue& value) {
   if (const auto* d = std::get_if<double>(&value)) return format_double(*d);
+  if (const auto* f = std::get_if<std::vector<double>>(&value)) {
+    std::string out = "[";
+    for (size_t i = 0; i < f->size(); ++i) out += (i > 0 ? ", " : "") + format_double((*f)[i]);
+    return out + "]";
+  }
   return attr_value_to_string(value);
 }
 
@@ -86,7 +91,7 @@ std::string format_node(const Graph& graph, NodeId id, const PrintOptions& optio
     line += fmt::format("placeholder[{}]", placeholder_kind_name(node.kind));
     line += placeholder_args(node);
   } else {
-    line += op_name(node.op);
+    line += node_op_name(node);
     line += call_args(graph, node);
   }
   line += "  # " + metas_to_string(node.outputs);
@@ -102,8 +107,10 @@ std::string format_outputs(const Graph& graph) {
     first = false;
     if (output.kind == OutputKind::kLoss) {
       line += "loss=";
-    } else {
+    } else if (output.kind == OutputKind::kGradient) {
       line += "grad(" + node_ref(graph, output.param) + ")=";
+    } else {
+      line += "buffer(" + node_ref(graph, output.buffer) + ")=";
     }
     line += node_ref(graph, output.node);
   }

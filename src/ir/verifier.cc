@@ -13,8 +13,8 @@ namespace autopar {
 namespace {
 
 std::string node_label(const Node& node, NodeId id) {
-  if (node.name.empty()) return fmt::format("node #{} ({})", id, op_name(node.op));
-  return fmt::format("node '{}' ({})", node.name, op_name(node.op));
+  if (node.name.empty()) return fmt::format("node #{} ({})", id, node_op_name(node));
+  return fmt::format("node '{}' ({})", node.name, node_op_name(node));
 }
 
 std::string metas_to_string(const std::vector<TensorMeta>& metas) {
@@ -51,7 +51,8 @@ Status check_placeholder(const Graph& graph, NodeId id, NodeId first_other) {
     return make_error("{}: a placeholder takes no inputs, got {}", label, node.inputs.size());
   }
   if (node.kind == PlaceholderKind::kNone) {
-    return make_error("{}: placeholder has no kind (param, buffer, input or tangent)", label);
+    return make_error("{}: placeholder has no kind (param, buffer, input, tangent or constant)",
+                      label);
   }
   if (!node.attrs.items().empty()) {
     return make_error("{}: a placeholder has no attributes, got {}", label,
@@ -60,6 +61,20 @@ Status check_placeholder(const Graph& graph, NodeId id, NodeId first_other) {
   if (node.outputs.size() != 1) {
     return make_error("{}: a placeholder declares exactly one output, got {}", label,
                       node.outputs.size());
+  }
+  return ok_status();
+}
+
+// A generic aten op's outputs come from the file (nothing to infer them
+// with); only getitem may consume a multi-output node, as for any op.
+Status check_generic(const Node& node, const std::string& label,
+                     std::span<const std::vector<TensorMeta>* const> input_outputs) {
+  if (node.aten.empty()) return make_error("{}: a generic op node has no aten name", label);
+  for (size_t i = 0; i < input_outputs.size(); ++i) {
+    if (input_outputs[i]->size() != 1) {
+      return make_error("{}: input {} has {} outputs; select one with getitem", label, i,
+                        input_outputs[i]->size());
+    }
   }
   return ok_status();
 }
@@ -81,6 +96,7 @@ Status check_computed(const Graph& graph, NodeId id) {
     }
     input_outputs.push_back(&graph.node(input).outputs);
   }
+  if (node.op == OpId::kGeneric) return check_generic(node, label, input_outputs);
   Expected<std::vector<TensorMeta>> inferred = infer_outputs(node.op, {input_outputs, node.attrs});
   if (!inferred) return make_error("{}: {}", label, inferred.error().message);
   if (*inferred != node.outputs) {
@@ -126,7 +142,7 @@ Status check_gradient(const Graph& graph, size_t index, const GraphOutput& outpu
   if (!param.is_placeholder() || param.kind != PlaceholderKind::kParam) {
     std::string what = param.is_placeholder()
                            ? fmt::format("its kind is {}", placeholder_kind_name(param.kind))
-                           : fmt::format("its op is {}", op_name(param.op));
+                           : fmt::format("its op is {}", node_op_name(param));
     return make_error("graph output {} (grad): '{}' is not a param placeholder ({})",
                       index, param.name, what);
   }
@@ -144,6 +160,32 @@ Status check_gradient(const Graph& graph, size_t index, const GraphOutput& outpu
   return ok_status();
 }
 
+// grad_of also records buffers: one update per buffer.
+Status check_buffer_update(const Graph& graph, size_t index, const GraphOutput& output,
+                           std::unordered_map<NodeId, size_t>& update_of) {
+  if (!valid_id(graph, output.buffer)) {
+    return make_error("graph output {} (buffer): buffer id {} is not a node of the graph", index,
+                      output.buffer);
+  }
+  const Node& buffer = graph.node(output.buffer);
+  if (!buffer.is_placeholder() || buffer.kind != PlaceholderKind::kBuffer) {
+    return make_error("graph output {} (buffer): '{}' is not a buffer placeholder", index,
+                      buffer.name);
+  }
+  const Node& value = graph.node(output.node);
+  if (value.meta() != buffer.meta()) {
+    return make_error("graph output {} (buffer '{}'): node '{}' is {}, but the buffer is {}",
+                      index, buffer.name, value.name, to_string(value.meta()),
+                      to_string(buffer.meta()));
+  }
+  auto [it, inserted] = update_of.emplace(output.buffer, index);
+  if (!inserted) {
+    return make_error("graph output {} (buffer '{}'): the buffer is already updated by graph "
+                      "output {}", index, buffer.name, it->second);
+  }
+  return ok_status();
+}
+
 Status check_outputs(const Graph& graph) {
   std::unordered_map<NodeId, size_t> grad_of;
   std::vector<size_t> losses;
@@ -152,6 +194,8 @@ Status check_outputs(const Graph& graph) {
     if (Status s = check_output_node(graph, i, outputs[i]); !s) return s;
     if (outputs[i].kind == OutputKind::kLoss) {
       losses.push_back(i);
+    } else if (outputs[i].kind == OutputKind::kBuffer) {
+      if (Status s = check_buffer_update(graph, i, outputs[i], grad_of); !s) return s;
     } else if (Status s = check_gradient(graph, i, outputs[i], grad_of); !s) {
       return s;
     }

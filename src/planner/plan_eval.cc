@@ -41,10 +41,11 @@ void collect_redistributions(const Graph& graph, Plan& plan) {
     }
   }
   for (const GraphOutput& g : graph.outputs()) {
-    if (g.kind != OutputKind::kGradient) continue;
-    add_redistribution(graph, plan, g.node, g.param, -1, 0,
+    NodeId p = g.placeholder();  // a gradient's param, an update's buffer
+    if (p == kNoNode) continue;
+    add_redistribution(graph, plan, g.node, p, -1, 0,
                        sg[static_cast<size_t>(g.node)].output(plan.choice[static_cast<size_t>(g.node)], 0),
-                       sg[static_cast<size_t>(g.param)].output(plan.choice[static_cast<size_t>(g.param)], 0));
+                       sg[static_cast<size_t>(p)].output(plan.choice[static_cast<size_t>(p)], 0));
   }
 }
 

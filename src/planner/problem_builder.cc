@@ -71,14 +71,15 @@ void add_output_edge(const StrategyGraph& sg, const EdgeKey& key,
   }
 }
 
-// A gradient must end in its parameter's sharding for the optimizer step.
+// A gradient must end in its parameter's sharding for the optimizer step, a
+// buffer update in its buffer's sharding for the next step.
 void add_gradient_pairings(const Graph& graph, const StrategyGraph& sg,
                            const std::vector<NodeId>& rep, RedistributionCache& cache,
                            std::map<EdgeKey, PendingEdge>& pending, int32_t& unreduced) {
   for (const GraphOutput& out : graph.outputs()) {
-    if (out.kind != OutputKind::kGradient) continue;
+    if (out.placeholder() == kNoNode) continue;
     ++unreduced;
-    EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.param), kGradientToParam};
+    EdgeKey key{rep_of(rep, out.node), rep_of(rep, out.placeholder()), kGradientToParam};
     RedistributionCache::MetaId meta = cache.intern(graph.node(key.src).meta());
     add_output_edge(sg, key, pending, [&](const Sharding& from, const Sharding& to) {
       return from == to ? 0.0 : cache.time(meta, from, to);
@@ -116,7 +117,7 @@ void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, bool pair_
     for (NodeId u : graph.node(v).inputs) edge(u, v);
   }
   for (const GraphOutput& out : graph.outputs())
-    if (out.kind == OutputKind::kGradient) edge(out.node, out.param);
+    if (out.placeholder() != kNoNode) edge(out.node, out.placeholder());
   if (pair_activation_grads)
     for (const GradientLink& link : graph.gradient_links()) edge(link.value, link.grad);
   built.unreduced_constraints += memory_points;

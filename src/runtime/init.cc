@@ -2,11 +2,13 @@
 #include "runtime/init.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string_view>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/outer.h>
@@ -116,6 +118,7 @@ Expected<at::Tensor> init_one(const Graph& graph, NodeId id, const InitOptions& 
   if (!node.is_placeholder()) return make_error("node {} is not a placeholder", node.name);
   const TensorMeta& meta = node.meta();
   at::ScalarType type = to_scalar_type(meta.dtype);
+  if (node.value) return tensor_from_bytes(*node.value, meta);
   at::Generator gen =
       at::make_generator<at::CPUGeneratorImpl>(mix(options.seed ^ name_hash(key_of(node))));
   switch (node.kind) {
@@ -127,12 +130,27 @@ Expected<at::Tensor> init_one(const Graph& graph, NodeId id, const InitOptions& 
     case PlaceholderKind::kBuffer: return init_buffer(node, options);
     case PlaceholderKind::kInput: return init_input(graph, node, gen, users);
     case PlaceholderKind::kTangent: return at::ones(meta.shape, at::TensorOptions().dtype(type));
+    case PlaceholderKind::kConstant:
+      return make_error("constant {} carries no value (a graph file gives each constant one)",
+                        node.name);
     case PlaceholderKind::kNone: break;
   }
-  return make_error("placeholder {} has no kind (param, buffer, input or tangent)", node.name);
+  return make_error("placeholder {} has no kind (param, buffer, input, tangent or constant)",
+                    node.name);
 }
 
 }  // namespace
+
+Expected<at::Tensor> tensor_from_bytes(const TensorBytes& bytes, const TensorMeta& meta) {
+  at::Tensor t = at::empty(meta.shape, at::TensorOptions().dtype(to_scalar_type(meta.dtype)));
+  size_t want = static_cast<size_t>(t.numel()) * t.element_size();
+  if (bytes.size() != want) {
+    return make_error("a value of {} bytes cannot be {} ({} bytes)", bytes.size(), to_string(meta),
+                      want);
+  }
+  std::memcpy(t.data_ptr(), bytes.data(), want);  // little-endian hosts only (x86, arm64)
+  return t;
+}
 
 at::Tensor precompute_freqs_cis(int64_t dim, int64_t end, double theta) {
   at::Tensor exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kDouble))

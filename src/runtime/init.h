@@ -10,6 +10,7 @@
 //           embedding tables' rows and the loss's class count it feeds;
 //           floating: normal(0, 1)
 //   tangent ones (d loss / d loss = 1)
+//   a buffer or constant whose value the graph carries (Node::value) takes it.
 //
 // Each placeholder draws from its own generator, seeded from the seed mixed
 // with a hash of its name (target, else node name), so values do not depend on
@@ -38,6 +39,9 @@ Expected<at::Tensor> init_placeholder(const Graph& graph, NodeId id, const InitO
 
 // Every placeholder's value, indexed by NodeId (undefined for other nodes).
 Expected<std::vector<at::Tensor>> init_placeholders(const Graph& graph, const InitOptions& options);
+
+// A tensor of `meta` from raw little-endian row-major bytes (Node::value).
+Expected<at::Tensor> tensor_from_bytes(const TensorBytes& bytes, const TensorMeta& meta);
 
 // torchtitan's precompute_freqs_cis: c64 [end, dim / 2] with entry (t, i) =
 // exp(1j * t * theta^(-2i / dim)).

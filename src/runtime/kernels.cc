@@ -14,6 +14,7 @@ KernelFn kernel_for(OpId op) {
   switch (op) {
     case OpId::kPlaceholder: return nullptr;  // values come from init.h / the executor
     case OpId::kGetItem: return nullptr;      // the executor picks a producer output
+    case OpId::kGeneric: return generic;
     case OpId::kAddmm: return addmm;
     case OpId::kBmm: return bmm;
     case OpId::kMm: return mm;

@@ -111,7 +111,7 @@ Expected<LocalRunResult> run_local(const Graph& graph, const InitOptions& option
     const at::Tensor& value = values[static_cast<size_t>(out.node)].at(0);
     if (out.kind == OutputKind::kLoss) {
       result.loss = value;
-    } else {
+    } else if (out.kind == OutputKind::kGradient) {
       const Node& param = graph.node(out.param);
       result.grads.emplace_back(param.target.empty() ? param.name : param.target, value);
     }

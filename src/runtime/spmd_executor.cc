@@ -141,21 +141,31 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   return finish();
 }
 
+Expected<at::Tensor> SpmdExecutor::paired_output(const GraphOutput& g) {
+  const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
+  auto it = redist_.find({g.placeholder(), -1});
+  if (it == redist_.end()) return t;
+  return execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(g.node).name);
+}
+
 Expected<SpmdStepResult> SpmdExecutor::finish() {
   SpmdStepResult result;
   for (const GraphOutput& g : graph_.outputs()) {
-    const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
     if (g.kind == OutputKind::kLoss) {
-      result.loss = t;
+      result.loss = values_[static_cast<size_t>(g.node)][0];
       continue;
     }
-    auto it = redist_.find({g.param, -1});
-    Expected<at::Tensor> grad =
-        it == redist_.end()
-            ? Expected<at::Tensor>(t)
-            : execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(g.node).name);
-    if (!grad) return grad.error();
-    result.grads.push_back(std::move(*grad));
+    Expected<at::Tensor> value = paired_output(g);
+    if (!value) return value.error();
+    (g.kind == OutputKind::kGradient ? result.grads : result.buffers).push_back(std::move(*value));
+  }
+  // The buffers take their new values only now: a buffer may be read after
+  // the node that computes its update.
+  size_t b = 0;
+  for (const GraphOutput& g : graph_.outputs()) {
+    if (g.kind != OutputKind::kBuffer) continue;
+    at::Tensor& buffer = values_[static_cast<size_t>(g.buffer)][0];
+    buffer.copy_(result.buffers[b++]);
   }
   for (const GraphOutput& g : graph_.outputs()) {
     if (!values_[static_cast<size_t>(g.node)].empty() && !graph_.node(g.node).is_placeholder()) {

@@ -7,7 +7,8 @@
 // runs the node's kernel on local shards with the local output shapes.
 // Tensors are freed after their last use. After the walk each gradient is
 // redistributed into its parameter's sharding (the plan's gradient pairing),
-// ready for the optimizer. Every rank must call the same methods in the same
+// ready for the optimizer, and each buffer update into its buffer's sharding,
+// where it replaces the buffer for the next step. Every rank must call the same methods in the same
 // order: collectives are matched across ranks by order.
 #pragma once
 
@@ -38,6 +39,7 @@ struct FaultInjection {
 struct SpmdStepResult {
   at::Tensor loss;                  // local shard of the loss, in its planned sharding
   std::vector<at::Tensor> grads;    // per graph gradient output, in its param's sharding
+  std::vector<at::Tensor> buffers;  // per graph buffer output, the buffer's new local shard
 };
 
 // This rank's shard of a full tensor (Partial: the value on coordinate 0 of
@@ -67,6 +69,8 @@ class SpmdExecutor {
   // Applies a change of storages_ to the tracer's held bytes.
   void track(int64_t bytes_before);
   Expected<SpmdStepResult> finish();
+  // The output's value in its placeholder's sharding (the plan's pairing).
+  Expected<at::Tensor> paired_output(const GraphOutput& g);
 
   const Graph& graph_;
   const Plan& plan_;

@@ -55,23 +55,43 @@ void compare(const at::Tensor& got, const at::Tensor& want, const std::string& w
   }
 }
 
-std::vector<const GraphOutput*> gradient_outputs(const Graph& graph) {
+std::vector<const GraphOutput*> outputs_of_kind(const Graph& graph, OutputKind kind) {
   std::vector<const GraphOutput*> out;
   for (const GraphOutput& g : graph.outputs()) {
-    if (g.kind == OutputKind::kGradient) out.push_back(&g);
+    if (g.kind == kind) out.push_back(&g);
   }
   return out;
 }
 
-// Full loss and gradients on every rank (not counted as plan communication).
-Expected<std::vector<at::Tensor>> gather_grads(const Graph& graph, const SpmdExecutor& exec,
-                                               const SpmdStepResult& step, const SpmdMesh& mesh) {
+std::vector<const GraphOutput*> gradient_outputs(const Graph& graph) {
+  return outputs_of_kind(graph, OutputKind::kGradient);
+}
+
+// The outputs checked besides the loss: gradients, then buffer updates.
+std::vector<const GraphOutput*> checked_outputs(const Graph& graph) {
+  std::vector<const GraphOutput*> out = gradient_outputs(graph);
+  for (const GraphOutput* g : outputs_of_kind(graph, OutputKind::kBuffer)) out.push_back(g);
+  return out;
+}
+
+std::string output_label(const Graph& graph, const GraphOutput& g) {
+  const Node& p = graph.node(g.placeholder());
+  return fmt::format("{} of {}", g.kind == OutputKind::kGradient ? "gradient" : "update",
+                     p.target.empty() ? p.name : p.target);
+}
+
+// Full gradients and buffer updates (checked_outputs' order) on every rank
+// (not counted as plan communication).
+Expected<std::vector<at::Tensor>> gather_outputs(const Graph& graph, const SpmdExecutor& exec,
+                                                 const SpmdStepResult& step, const SpmdMesh& mesh) {
   std::vector<at::Tensor> full;
-  std::vector<const GraphOutput*> grads = gradient_outputs(graph);
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const Node& param = graph.node(grads[i]->param);
+  std::vector<const GraphOutput*> outs = checked_outputs(graph);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    NodeId target = outs[i]->placeholder();
+    size_t grads = step.grads.size();
+    const at::Tensor& local = i < grads ? step.grads[i] : step.buffers[i - grads];
     Expected<at::Tensor> g =
-        gather_full(step.grads[i], param.meta(), exec.output_sharding(grads[i]->param), mesh);
+        gather_full(local, graph.node(target).meta(), exec.output_sharding(target), mesh);
     if (!g) return g.error();
     full.push_back(std::move(*g));
   }
@@ -87,7 +107,7 @@ NodeId loss_node(const Graph& graph) {
 
 // Rank 0: one reference step, compared with the SPMD results, then the update.
 Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double loss,
-                                    const std::vector<at::Tensor>& grads,
+                                    const std::vector<at::Tensor>& outputs,
                                     const CheckTolerance& tol) {
   NodeValues values(static_cast<size_t>(graph.size()));
   for (NodeId v = 0; v < graph.size(); ++v) {
@@ -101,11 +121,15 @@ Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double l
   c.ref_loss = ref_loss.item<double>();
   compare(at::scalar_tensor(loss, at::kDouble), ref_loss, "loss", tol, c);
   std::vector<at::Tensor> ref_grads;
-  std::vector<const GraphOutput*> outs = gradient_outputs(graph);
+  std::vector<const GraphOutput*> outs = checked_outputs(graph);
   for (size_t i = 0; i < outs.size(); ++i) {
-    ref_grads.push_back(values[static_cast<size_t>(outs[i]->node)][0]);
-    compare(grads[i], ref_grads.back(),
-            fmt::format("gradient of {}", graph.node(outs[i]->param).name), tol, c);
+    const at::Tensor& want = values[static_cast<size_t>(outs[i]->node)][0];
+    compare(outputs[i], want, output_label(graph, *outs[i]), tol, c);
+    if (outs[i]->kind == OutputKind::kGradient) {
+      ref_grads.push_back(want);
+    } else {
+      ref.placeholders[static_cast<size_t>(outs[i]->buffer)] = want;
+    }
   }
   ref.optimizer.step(ref.params, ref_grads);
   return c;
@@ -117,11 +141,11 @@ Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double l
 Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const SpmdStepResult& step,
                           double loss, const SpmdMesh& mesh, std::optional<Reference>& ref,
                           const CheckTolerance& tol, Comparison& total) {
-  Expected<std::vector<at::Tensor>> grads = gather_grads(graph, exec, step, mesh);
-  if (!grads) return grads.error();
+  Expected<std::vector<at::Tensor>> outputs = gather_outputs(graph, exec, step, mesh);
+  if (!outputs) return outputs.error();
   int32_t ok = 1;
   if (ref) {
-    Expected<Comparison> c = reference_step(graph, *ref, loss, *grads, tol);
+    Expected<Comparison> c = reference_step(graph, *ref, loss, *outputs, tol);
     if (!c) return c.error();
     if (c->max_error >= total.max_error || !c->ok) {
       total.max_error = std::max(total.max_error, c->max_error);
@@ -143,21 +167,28 @@ Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const Sp
 Expected<bool> check_against_torch(const Graph& graph, const SpmdExecutor& exec,
                                    const SpmdStepResult& step, double loss, const SpmdMesh& mesh,
                                    const TorchValues* torch, const CheckTolerance& tol) {
-  Expected<std::vector<at::Tensor>> grads = gather_grads(graph, exec, step, mesh);
-  if (!grads) return grads.error();
+  Expected<std::vector<at::Tensor>> outputs = gather_outputs(graph, exec, step, mesh);
+  if (!outputs) return outputs.error();
   int32_t ok = 1;
   if (torch != nullptr) {
     Comparison c;
     compare(at::scalar_tensor(loss, at::kDouble), torch->loss, "loss", tol, c);
-    std::vector<const GraphOutput*> outs = gradient_outputs(graph);
+    std::vector<const GraphOutput*> outs = checked_outputs(graph);
+    size_t buffers = 0;
     for (size_t i = 0; i < outs.size(); ++i) {
-      const std::string& name = graph.node(outs[i]->param).target;
-      auto want = torch->grads.find(name);
-      if (want == torch->grads.end()) return make_error("the exporter wrote no gradient of {}", name);
-      compare((*grads)[i], want->second, fmt::format("gradient of {}", name), tol, c);
+      bool grad = outs[i]->kind == OutputKind::kGradient;
+      const std::string& name = graph.node(outs[i]->placeholder()).target;
+      const auto& table = grad ? torch->grads : torch->buffers;
+      auto want = table.find(name);
+      if (want == table.end()) {
+        return make_error("the exporter wrote no {} of {}", grad ? "gradient" : "buffer", name);
+      }
+      compare((*outputs)[i], want->second, output_label(graph, *outs[i]), tol, c);
+      buffers += grad ? 0 : 1;
     }
-    fmt::print("torch check: max abs error {:.3g} (loss {:.6f} vs PyTorch {:.6f}), {} gradients: {}\n",
-               c.max_error, loss, torch->loss.item<double>(), outs.size(),
+    std::string buffer_text = buffers == 0 ? "" : fmt::format(", {} buffer updates", buffers);
+    fmt::print("torch check: max abs error {:.3g} (loss {:.6f} vs PyTorch {:.6f}), {} gradients{}: {}\n",
+               c.max_error, loss, torch->loss.item<double>(), outs.size() - buffers, buffer_text,
                c.ok ? "OK" : fmt::format("MISMATCH in {}", c.worst));
     ok = c.ok ? 1 : 0;
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/init.h"
 #include "runtime/kernels.h"
 
 namespace autopar {
@@ -58,6 +59,7 @@ Expected<TorchValues> read_torch_values(const std::string& dir) {
     else if (role == "input") values.inputs[name] = *t;
     else if (role == "grad") values.grads[name] = *t;
     else if (role == "loss") values.loss = *t;
+    else if (role == "buffer") values.buffers[name] = *t;
     else return make_error("{}/index.json: tensor '{}' has unknown role '{}'", dir, name, role);
   }
   return values;
@@ -71,6 +73,12 @@ Expected<std::vector<at::Tensor>> torch_placeholders(const Graph& graph, const T
     const TensorMeta& meta = node.meta();
     if (node.kind == PlaceholderKind::kTangent) {
       out[static_cast<size_t>(v)] = at::ones(meta.shape, at::TensorOptions().dtype(to_scalar_type(meta.dtype)));
+      continue;
+    }
+    if (node.value) {
+      Expected<at::Tensor> t = tensor_from_bytes(*node.value, meta);
+      if (!t) return make_error("placeholder '{}': {}", node.name, t.error().message);
+      out[static_cast<size_t>(v)] = std::move(*t);
       continue;
     }
     const auto& table = node.kind == PlaceholderKind::kParam ? values.params : values.inputs;

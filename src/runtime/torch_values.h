@@ -5,9 +5,10 @@
 // step's loss and gradients with PyTorch's.
 //
 // DIR/index.json: {"format": "autopar.values", "version": 1, "tensors": [
-//   {"role": "param"|"input"|"loss"|"grad", "name": "fc.weight", "file": "0_param_fc_weight.bin",
+//   {"role": "param"|"input"|"loss"|"grad"|"buffer", "name": "fc.weight", "file": "0_param_fc_weight.bin",
 //    "shape": [16, 8], "dtype": "f32"}, ...]}
-// Each file is the tensor's raw little-endian row-major bytes.
+// Each file is the tensor's raw little-endian row-major bytes. "buffer" is a
+// buffer's value after PyTorch's step (its initial value is in the graph).
 #pragma once
 
 #include <map>
@@ -25,6 +26,7 @@ struct TorchValues {
   std::map<std::string, at::Tensor> params;  // by module parameter name
   std::map<std::string, at::Tensor> inputs;  // by input name (placeholder target)
   std::map<std::string, at::Tensor> grads;   // by module parameter name
+  std::map<std::string, at::Tensor> buffers; // after the step, by buffer name
   at::Tensor loss;
 };
 
@@ -32,7 +34,8 @@ struct TorchValues {
 Expected<TorchValues> read_torch_values(const std::string& dir);
 
 // Every placeholder's full value (by NodeId) from `values`: params and inputs
-// by target, tangents ones. Errors name a placeholder with no value or a shape
+// by target, tangents ones, buffers and constants the values the graph
+// carries (or the exporter's by target). Errors name a placeholder with no value or a shape
 // that differs from the graph's.
 Expected<std::vector<at::Tensor>> torch_placeholders(const Graph& graph, const TorchValues& values);
 

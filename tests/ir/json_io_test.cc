@@ -244,17 +244,19 @@ TEST(JsonReader, UnknownNodeFieldIsRejected) {
   Json doc = matmul_doc();
   doc["nodes"][3]["atrs"] = Json::object();
   EXPECT_EQ(read_error(doc), "nodes[3]: unknown field 'atrs' (known: name, op, kind, target, "
-                             "scope, inputs, attrs, outputs)");
+                             "scope, value, inputs, arg_inputs, attrs, outputs)");
 }
 
 TEST(JsonReader, UnknownOpSuggestsCloseNames) {
   Json doc = matmul_doc();
   doc["nodes"][2]["op"] = "aten.mm";
-  EXPECT_EQ(read_error(doc), "nodes[2].op (node 'mm'): unknown op 'aten.mm' (did you mean "
-                             "aten.mm.default, aten.bmm.default?)");
+  EXPECT_EQ(read_error(doc), "nodes[2].op (node 'mm'): unknown op 'aten.mm': neither autopar's "
+                             "op table nor libtorch has it (did you mean aten.mm.default, "
+                             "aten.bmm.default?)");
   Json far = matmul_doc();
-  far["nodes"][2]["op"] = "aten.matmul.default";
-  EXPECT_EQ(read_error(far), "nodes[2].op (node 'mm'): unknown op 'aten.matmul.default'");
+  far["nodes"][2]["op"] = "aten.no_such_op_xyz.default";
+  EXPECT_EQ(read_error(far), "nodes[2].op (node 'mm'): unknown op 'aten.no_such_op_xyz.default': "
+                             "neither autopar's op table nor libtorch has it");
 }
 
 TEST(JsonReader, UnknownDtypeListsTheKnownOnes) {
@@ -334,7 +336,7 @@ TEST(JsonReader, PlaceholderFieldsBelongToPlaceholdersOnly) {
   Json bad_kind = matmul_doc();
   bad_kind["nodes"][0]["kind"] = "none";
   EXPECT_EQ(read_error(bad_kind), "nodes[0].kind (node 'x'): unknown placeholder kind 'none' "
-                                  "(known: param, buffer, input, tangent)");
+                                  "(known: param, buffer, input, tangent, constant)");
 }
 
 TEST(JsonReader, OutputMustReferenceAKnownNode) {
@@ -343,7 +345,7 @@ TEST(JsonReader, OutputMustReferenceAKnownNode) {
   EXPECT_EQ(read_error(doc), "outputs[0].node: output 'loss' is not a node of the graph");
   Json kind = matmul_doc();
   kind["outputs"][0]["kind"] = "gradient";
-  EXPECT_EQ(read_error(kind), "outputs[0].kind: unknown output kind 'gradient' (known: loss, grad)");
+  EXPECT_EQ(read_error(kind), "outputs[0].kind: unknown output kind 'gradient' (known: loss, grad, buffer)");
 }
 
 TEST(JsonReader, GradOutputNamesAParamPlaceholder) {
@@ -362,7 +364,7 @@ TEST(JsonReader, GradOutputNamesAParamPlaceholder) {
   EXPECT_EQ(read_error(missing), "outputs[1]: missing field 'param' (a grad output names its param)");
   Json on_loss = linear_doc();
   on_loss["outputs"][0]["param"] = "w";
-  EXPECT_EQ(read_error(on_loss), "outputs[0].param: a loss output has no param");
+  EXPECT_EQ(read_error(on_loss), "outputs[0].param: only a grad output names a param");
 }
 
 TEST(JsonReader, GradientLinksNameKnownNodesOfTheValuesMeta) {

@@ -53,7 +53,7 @@ TEST(Verifier, PlaceholderNeedsAKind) {
   Graph g = two_placeholders();
   ASSERT_TRUE(g.append(make_placeholder("y", PlaceholderKind::kNone, {{2}, DType::f32})).ok());
   EXPECT_EQ(verify_message(g),
-            "node 'y' (placeholder): placeholder has no kind (param, buffer, input or tangent)");
+            "node 'y' (placeholder): placeholder has no kind (param, buffer, input, tangent or constant)");
 }
 
 TEST(Verifier, PlaceholderDeclaresExactlyOneOutput) {

@@ -56,6 +56,14 @@ std::optional<OpFixture> op_fixture(OpId op) {
       b.fx.node = b.in(f32({4, 6}));
       return std::move(b.fx);
     }
+    case OpId::kGeneric: {
+      NodeId x = b.in(f32({4, 6}));
+      Expected<NodeId> id =
+          b.fx.graph.add_generic("aten.triu.default", {x}, {{"diagonal", int64_t{1}}}, {f32({4, 6})});
+      if (!id) return std::nullopt;
+      b.fx.node = *id;
+      return std::move(b.fx);
+    }
     case OpId::kGetItem: {
       TensorMeta t = f32({2, 4, 8, 4});
       NodeId sdpa = *b.fx.graph.add(OpId::kSdpaFlashCpu, {b.in(t), b.in(t), b.in(t)},

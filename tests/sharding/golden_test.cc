@@ -23,7 +23,7 @@ std::string signature(const Graph& g, NodeId id) {
     ins += (i ? ", " : "") + to_string(input_meta(g, id, static_cast<int>(i)));
   }
   for (size_t o = 0; o < n.outputs.size(); ++o) outs += (o ? ", " : "") + to_string(n.outputs[o]);
-  return fmt::format("{}({}) -> {}", op_name(n.op), ins, outs);
+  return fmt::format("{}({}) -> {}", node_op_name(n), ins, outs);
 }
 
 std::string render(bool with_strategies) {

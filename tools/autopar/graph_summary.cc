@@ -39,6 +39,7 @@ void count_placeholder(const Node& node, GraphSummary& summary) {
     case PlaceholderKind::kBuffer: ++summary.buffers; break;
     case PlaceholderKind::kInput: ++summary.inputs; break;
     case PlaceholderKind::kTangent: ++summary.tangents; break;
+    case PlaceholderKind::kConstant: ++summary.constants; break;
     case PlaceholderKind::kNone: break;
   }
 }
@@ -59,7 +60,8 @@ GraphSummary summarize_graph(const Graph& graph) {
   std::map<std::string_view, int64_t> by_op;
   for (NodeId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
-    ++by_op[op_name(node.op)];
+    ++by_op[node_op_name(node)];
+    if (node.op == OpId::kGeneric) ++summary.generic_nodes;
     if (node.is_placeholder()) {
       count_placeholder(node, summary);
       continue;
@@ -74,7 +76,9 @@ GraphSummary summarize_graph(const Graph& graph) {
   std::stable_sort(summary.ops.begin(), summary.ops.end(),
                    [](const OpCount& a, const OpCount& b) { return a.count > b.count; });
   for (const GraphOutput& output : graph.outputs()) {
-    ++(output.kind == OutputKind::kLoss ? summary.loss_outputs : summary.grad_outputs);
+    if (output.kind == OutputKind::kLoss) ++summary.loss_outputs;
+    if (output.kind == OutputKind::kGradient) ++summary.grad_outputs;
+    if (output.kind == OutputKind::kBuffer) ++summary.buffer_outputs;
   }
   return summary;
 }
@@ -83,9 +87,15 @@ std::string format_summary(const GraphSummary& s) {
   std::string out;
   out += fmt::format("{:<30}{}\n", "graph:", s.name.empty() ? "(unnamed)" : s.name);
   out += fmt::format("{:<30}{} ({})\n", "nodes:", with_thousands(s.nodes), s.nodes);
-  out += fmt::format("{:<30}{} params, {} buffers, {} inputs, {} tangents\n", "placeholders:",
-                     s.param_placeholders, s.buffers, s.inputs, s.tangents);
-  out += fmt::format("{:<30}{} loss, {} gradients\n", "outputs:", s.loss_outputs, s.grad_outputs);
+  out += fmt::format("{:<30}{} params, {} buffers, {} inputs, {} tangents{}\n", "placeholders:",
+                     s.param_placeholders, s.buffers, s.inputs, s.tangents,
+                     s.constants > 0 ? fmt::format(", {} constants", s.constants) : "");
+  out += fmt::format("{:<30}{} loss, {} gradients{}\n", "outputs:", s.loss_outputs, s.grad_outputs,
+                     s.buffer_outputs > 0 ? fmt::format(", {} buffer updates", s.buffer_outputs) : "");
+  if (s.generic_nodes > 0) {
+    out += fmt::format("{:<30}{} (aten ops without a rule of their own: replicated)\n",
+                       "generic op nodes:", s.generic_nodes);
+  }
   out += fmt::format("{:<30}{} ({})\n", "parameters:", with_thousands(s.params), s.params);
   out += bytes_line("parameter bytes:", s.param_bytes);
   out += bytes_line("activation bytes, forward:", s.forward_activation_bytes);

@@ -34,8 +34,11 @@ struct GraphSummary {
   int64_t buffers = 0;
   int64_t inputs = 0;
   int64_t tangents = 0;
+  int64_t constants = 0;
   int64_t loss_outputs = 0;
   int64_t grad_outputs = 0;
+  int64_t buffer_outputs = 0;
+  int64_t generic_nodes = 0;  // aten ops run without a rule of their own (OpId::kGeneric)
 };
 
 GraphSummary summarize_graph(const Graph& graph);

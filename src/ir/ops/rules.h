@@ -25,6 +25,8 @@ double out_bytes(Metas outputs);
 // structural.cc
 Outputs placeholder_shape(const OpCall& call);
 Outputs getitem_shape(const OpCall& call);
+Outputs generic_shape(const OpCall& call);  // always an error: outputs come from the file
+double generic_flops(const OpCall& call, Metas outputs);
 
 // matmul.cc
 Outputs addmm_shape(const OpCall& call);

@@ -1,4 +1,5 @@
-// placeholder and getitem: graph structure, no computation.
+// placeholder and getitem: graph structure, no computation. Generic aten ops
+// (op_def.h, OpId::kGeneric): outputs recorded by the graph file.
 #include "ir/ops/rules.h"
 
 namespace autopar::rules {
@@ -19,5 +20,15 @@ Outputs getitem_shape(const OpCall& call) {
   }
   return one(tuple[static_cast<size_t>(index)]);
 }
+
+Outputs generic_shape(const OpCall&) {
+  return make_error("a generic aten op's outputs are recorded by the graph file; they cannot be "
+                    "inferred again (for other input shapes) without a shape rule in the op table");
+}
+
+// Roofline by the bytes moved: one operation per output element, so the
+// memory term decides unless the op is far from pointwise (then its own rule
+// in the op table would pay off; autopar plan lists the generic ops).
+double generic_flops(const OpCall&, Metas outputs) { return out_numel(outputs); }
 
 }  // namespace autopar::rules

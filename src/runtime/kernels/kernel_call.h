@@ -42,6 +42,8 @@ KernelFn kernel_for(OpId op);
 at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallback);
 inline Tensors one(at::Tensor t) { return Tensors{std::move(t)}; }
 
+// generic.cc: any aten op through libtorch's dispatcher (OpId::kGeneric)
+KernelResult generic(const KernelCall& call);
 // matmul.cc
 KernelResult addmm(const KernelCall& call);
 KernelResult bmm(const KernelCall& call);

@@ -91,6 +91,8 @@ Expected<OpRule> slice_rule(const RuleCall& call);
 Expected<OpRule> slice_backward_rule(const RuleCall& call);
 
 Expected<OpRule> getitem_rule(const RuleCall& call);
+// Generic aten ops: every tensor replicated (no factor may shard).
+Expected<OpRule> generic_rule(const RuleCall& call);
 Expected<OpRule> placeholder_rule(const RuleCall& call);
 
 }  // namespace autopar::sharding_rules

@@ -20,6 +20,7 @@ struct RuleEntry {
 constexpr RuleEntry kRules[] = {
   {OpId::kPlaceholder, placeholder_rule},
   {OpId::kGetItem, getitem_rule},
+  {OpId::kGeneric, generic_rule},
   {OpId::kAddmm, addmm_rule},
   {OpId::kBmm, bmm_rule},
   {OpId::kMm, mm_rule},
