@@ -17,10 +17,13 @@ Every fx placeholder of the result carries meta["autopar"] = {"kind",
 created in.
 """
 import contextlib
+import functools
 import sys
 
 import torch
+import torch._C._functorch as functorch_c
 import torch._decomp
+import torch.utils._pytree as pytree
 from functorch import functionalize
 from torch._subclasses import fake_tensor
 from torch.fx.experimental import proxy_tensor
@@ -48,8 +51,9 @@ def trace_step(model, example_inputs, loss_fn, model_inputs=1):
     model.train()
     try:
         slots = _Slots(model, example_inputs, loss_fn)
-        replay = _trace_autograd(model, loss_fn, model_inputs, slots)
-        gm = _functionalize(replay, slots.values)
+        with _kernels_kept_whole():
+            replay = _trace_autograd(model, loss_fn, model_inputs, slots)
+            gm = _functionalize(replay, slots.values)
     finally:
         for m, mode in was_training:
             m.training = mode
@@ -129,6 +133,55 @@ def _functionalize(replay, values):
     return gm
 
 
+@functools.lru_cache(maxsize=None)
+def _has_own_kernel(op):
+    """Ops with their own CPU kernel that also have a CompositeImplicitAutograd
+    one (silu_backward, mish_backward, native_channel_shuffle): make_fx and
+    functionalize (1.13) would decompose them; they stay whole."""
+    return isinstance(op, torch._ops.OpOverload) and not op._schema.is_mutable and \
+        torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CPU") and \
+        torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")
+
+
+@contextlib.contextmanager
+def _kernels_kept_whole():
+    """make_fx's proxy mode decomposes every op with a CompositeImplicitAutograd
+    kernel; not those with their own kernel."""
+    original = torch._ops.OpOverload.decompose
+
+    def decompose(op, *args, **kwargs):
+        if _has_own_kernel(op):
+            return NotImplemented
+        return original(op, *args, **kwargs)
+    torch._ops.OpOverload.decompose = decompose
+    try:
+        yield
+    finally:
+        torch._ops.OpOverload.decompose = original
+
+
+def _below_functionalization(op, args, kwargs):
+    """Calls a functional op on the values inside functionalize's wrappers,
+    with functorch off (functionalization would decompose it), and wraps the
+    results back."""
+    level = next(functorch_c.maybe_get_level(t) for t in pytree.tree_flatten((args, kwargs))[0]
+                 if isinstance(t, torch.Tensor) and torch._is_functional_tensor(t))
+
+    def unwrap(t):
+        if isinstance(t, torch.Tensor) and torch._is_functional_tensor(t):
+            torch._sync(t)
+            return functorch_c._unwrap_functional_tensor(t, True)
+        return t
+    args, kwargs = pytree.tree_map(unwrap, (args, kwargs))
+    guard = torch._C._DisableFuncTorch()
+    try:
+        out = op(*args, **kwargs)
+    finally:
+        del guard
+    return pytree.tree_map(lambda t: functorch_c._wrap_functional_tensor(t, level)
+                           if isinstance(t, torch.Tensor) else t, out)
+
+
 class _ScopeStamp:
     """Stamps meta["autopar_scope"] on every fx node as make_fx creates it:
     the innermost running module's path while tracing the model (forward
@@ -182,6 +235,11 @@ class _ScopeStamp:
 
 class _ScopedInterpreter(torch.fx.Interpreter):
     scope = None   # the scope of the node being replayed
+
+    def call_function(self, target, args, kwargs):
+        if _has_own_kernel(target):
+            return _below_functionalization(target, args, kwargs)
+        return super().call_function(target, args, kwargs)
 
     def run_node(self, n):
         _ScopedInterpreter.scope = n.meta.get("autopar_scope")
