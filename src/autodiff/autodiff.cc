@@ -167,12 +167,12 @@ Status Backward::differentiate(NodeId id) {
   emit_.set_scope(ctx.fwd_node.scope);
   std::vector<NodeId> input_grads = grad_rule(ctx.fwd_node.op)(ctx);
   if (!emit_.ok()) {
-    return make_error("gradient of node '{}' ({}): {}", ctx.fwd_node.name, op_name(ctx.fwd_node.op),
+    return make_error("gradient of node '{}' ({}): {}", ctx.fwd_node.name, node_op_name(ctx.fwd_node),
                       emit_.status().error().message);
   }
   if (input_grads.size() != ctx.fwd_node.inputs.size()) {
     return make_error("gradient rule of {} returned {} gradients for {} inputs (node '{}')",
-                      op_name(ctx.fwd_node.op), input_grads.size(), ctx.fwd_node.inputs.size(),
+                      node_op_name(ctx.fwd_node), input_grads.size(), ctx.fwd_node.inputs.size(),
                       ctx.fwd_node.name);
   }
   size_t index = ctx.fwd_node.op == OpId::kGetItem
@@ -192,7 +192,7 @@ Status Backward::accumulate(NodeId consumer, NodeId input, size_t index, NodeId 
   const TensorMeta& want = g.node(input).outputs[index];
   if (g.node(grad).meta() != want) {
     return make_error("gradient rule of {} (node '{}') gave {} for input '{}' which is {}",
-                      op_name(g.node(consumer).op), g.node(consumer).name,
+                      node_op_name(g.node(consumer)), g.node(consumer).name,
                       to_string(g.node(grad).meta()), g.node(input).name, to_string(want));
   }
   auto& slots = grads_[static_cast<size_t>(input)];
@@ -240,7 +240,7 @@ Status refuse_imported_only(const Graph& fwd) {
     if (!is_imported_only(node.op)) continue;
     return make_error("node '{}' ({}) has no gradient rule: the op appears only in imported joint "
                       "graphs (export the training step with python/autopar_export.py instead)",
-                      node.name, op_name(node.op));
+                      node.name, node_op_name(node));
   }
   return ok_status();
 }

@@ -270,7 +270,7 @@ Status Reader::read_output(const Json& value, size_t index) {
     const Node& p = graph_.node(*param_id);
     if (!p.is_placeholder() || p.kind != PlaceholderKind::kParam) {
       std::string what = p.is_placeholder() ? fmt::format("its kind is {}", placeholder_kind_name(p.kind))
-                                            : fmt::format("its op is {}", op_name(p.op));
+                                            : fmt::format("its op is {}", node_op_name(p));
       return where.at(".param").error("'{}' is not a param placeholder ({})", p.name, what);
     }
     output.param = *param_id;

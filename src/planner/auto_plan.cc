@@ -64,7 +64,7 @@ Expected<StrategyGraph> build_strategies(const Graph& graph, const DeviceMesh& m
     if (!ns) return ns.error();
     if (ns->size() == 0) {
       return make_error("node {} ({}, {}) has no valid strategy on mesh {}", graph.node(v).name,
-                        op_name(graph.node(v).op), to_string(graph.node(v).meta()),
+                        node_op_name(graph.node(v)), to_string(graph.node(v).meta()),
                         mesh_shape_string(mesh));
     }
     sg.nodes[static_cast<size_t>(v)] = std::move(*ns);

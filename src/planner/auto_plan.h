@@ -80,6 +80,17 @@ struct CommVolume {
   double time_s = 0;
 };
 
+// Nodes of one aten op that ran through the generic path (OpId::kGeneric):
+// replicated on every device. compute_s is their compute at that layout,
+// input_comm_s what redistributing their inputs to whole tensors costs: what a
+// real sharding rule for the op could save.
+struct GenericOpUse {
+  std::string op;  // "aten.triu.default"
+  int32_t nodes = 0;
+  double compute_s = 0;
+  double input_comm_s = 0;
+};
+
 struct PlanSummary {
   double step_time_s = 0;  // compute + comm (no overlap assumed)
   double compute_s = 0;
@@ -88,6 +99,7 @@ struct PlanSummary {
   double memory_budget = 0;
   bool fits = true;
   std::vector<CommVolume> comm;  // by collective then mesh dim
+  std::vector<GenericOpUse> generic_ops;  // by input_comm_s + compute_s, largest first
 };
 
 struct PlannedRedistribution {

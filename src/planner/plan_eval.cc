@@ -68,6 +68,29 @@ void summarise_comm(Plan& plan) {
   for (auto& [key, v] : volumes) plan.summary.comm.push_back(v);
 }
 
+void summarise_generic_ops(const Graph& graph, Plan& plan) {
+  std::map<std::string_view, GenericOpUse> uses;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    if (node.op != OpId::kGeneric) continue;
+    GenericOpUse& use = uses[node.aten];
+    use.op = node.aten;
+    ++use.nodes;
+    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+    use.compute_s += ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
+  }
+  for (const PlannedRedistribution& r : plan.redistributions) {
+    if (r.input < 0 || graph.node(r.consumer).op != OpId::kGeneric) continue;
+    uses[graph.node(r.consumer).aten].input_comm_s += r.plan.time_s;
+  }
+  plan.summary.generic_ops.clear();
+  for (auto& [op, use] : uses) plan.summary.generic_ops.push_back(use);
+  std::stable_sort(plan.summary.generic_ops.begin(), plan.summary.generic_ops.end(),
+                   [](const GenericOpUse& a, const GenericOpUse& b) {
+                     return a.input_comm_s + a.compute_s > b.input_comm_s + b.compute_s;
+                   });
+}
+
 void summarise_memory(const Graph& graph, Plan& plan) {
   MemoryBreakdown& m = plan.summary.memory;
   m = MemoryBreakdown{};
@@ -114,6 +137,7 @@ void evaluate_plan(const Graph& graph, Plan& plan) {
   }
   collect_redistributions(graph, plan);
   summarise_comm(plan);
+  summarise_generic_ops(graph, plan);
   summarise_memory(graph, plan);
   plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s;
 }

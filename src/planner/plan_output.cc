@@ -47,7 +47,7 @@ Json nodes_json(const Graph& graph, const Plan& plan) {
       inputs.push_back({{"node", graph.node(node.inputs[i]).name},
                         {"placement", placement_list(in_sharding(plan, v, static_cast<int>(i)))}});
     }
-    Json j = {{"name", node.name}, {"op", op_name(node.op)}, {"shape", node.meta().shape},
+    Json j = {{"name", node.name}, {"op", node_op_name(node)}, {"shape", node.meta().shape},
               {"dtype", dtype_name(node.meta().dtype)},
               {"placement", placement_list(out_sharding(plan, v))}, {"inputs", inputs},
               {"compute_s", node_compute(plan, v)}};
@@ -100,6 +100,11 @@ Json summary_json(const Plan& plan) {
                     {"count", v.count}, {"bytes", v.buffer_bytes}, {"sent_bytes", v.sent_bytes},
                     {"time_s", v.time_s}});
   }
+  Json generic = Json::array();
+  for (const GenericOpUse& g : s.generic_ops) {
+    generic.push_back({{"op", g.op}, {"nodes", g.nodes}, {"placement", "replicated"},
+                       {"compute_s", g.compute_s}, {"input_comm_s", g.input_comm_s}});
+  }
   return {{"step_time_s", s.step_time_s},
           {"compute_s", s.compute_s},
           {"comm_s", s.comm_s},
@@ -108,7 +113,8 @@ Json summary_json(const Plan& plan) {
                       {"optimizer", s.memory.optimizer}, {"activations", s.memory.activations}}},
           {"memory_budget_bytes", s.memory_budget},
           {"fits", s.fits},
-          {"comm", comm}};
+          {"comm", comm},
+          {"generic_ops", generic}};
 }
 
 Json solver_json(const Plan& plan, bool timings) {

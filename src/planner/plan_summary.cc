@@ -30,6 +30,26 @@ std::string param_placements(const Graph& graph, const Plan& plan) {
   return out;
 }
 
+// The aten ops that ran without a rule of their own, and what replicating
+// them cost: the case for writing their rules.
+std::string generic_ops_lines(const PlanSummary& s) {
+  if (s.generic_ops.empty()) return "";
+  int32_t nodes = 0;
+  double comm = 0;
+  for (const GenericOpUse& g : s.generic_ops) {
+    nodes += g.nodes;
+    comm += g.input_comm_s;
+  }
+  std::string out = fmt::format("  generic ops    {} nodes of {} aten ops without a sharding rule run "
+                                "replicated; gathering their inputs costs {}:\n",
+                                nodes, s.generic_ops.size(), ms(comm));
+  for (const GenericOpUse& g : s.generic_ops) {
+    out += fmt::format("                 {:<40} x{:<5} compute {}, inputs gathered {}\n", g.op,
+                       g.nodes, ms(g.compute_s), ms(g.input_comm_s));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string plan_to_summary(const Graph& graph, const Plan& plan) {
@@ -60,6 +80,7 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                        plan.mesh.dims[static_cast<size_t>(v.mesh_dim)].name, v.count,
                        planner::format_bytes(v.buffer_bytes), ms(v.time_s));
   }
+  out += generic_ops_lines(s);
   if (r.method == "sweeps") {
     out += fmt::format("  solver         mesh-dim sweeps, objective {}, no bound over the whole "
                        "mesh ({})\n", ms(r.objective), r.message);

@@ -128,7 +128,7 @@ Expected<NodeExplanation> explain_node(const Graph& graph, const Plan& plan, con
   NodeExplanation e;
   e.node = n;
   e.name = node.name;
-  e.op = std::string(op_name(node.op));
+  e.op = std::string(node_op_name(node));
   e.plan_step_time_s = plan.summary.step_time_s;
   e.plan_peak_bytes = plan.summary.memory.peak;
   for (StrategyIdx s = 0; s < ns.size(); ++s) {

@@ -23,7 +23,7 @@ std::string nodes_json(const Graph& graph, const GraphView& view) {
     size_t i = static_cast<size_t>(v);
     std::string meta = node.outputs.empty() ? "" : to_string(node.meta());
     out += fmt::format("{}[{},{},{},{},{},{},{},{},{}]", v == 0 ? "" : ",\n",
-                       json_string(node.name), json_string(op_name(node.op)), view.group_of[i],
+                       json_string(node.name), json_string(node_op_name(node)), view.group_of[i],
                        view.row[i], view.column[i], number(view.bytes[i]),
                        json_string(view.placement[i]), json_string(meta),
                        number(view.comm_in_s[i]));

@@ -43,7 +43,7 @@ LiveTensor tensor_of(const Graph& graph, const Plan& plan, NodeId v, MemoryKind 
   LiveTensor t;
   t.node = v;
   t.name = node.name;
-  t.op = std::string(op_name(node.op));
+  t.op = std::string(node_op_name(node));
   t.shape = shape_text(node);
   t.placement = chosen_placement(graph, plan, v);
   t.kind = kind;

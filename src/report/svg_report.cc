@@ -41,7 +41,7 @@ std::string dot_nodes(const Graph& graph, const GraphView& view, double max_byte
       size_t i = static_cast<size_t>(v);
       out += fmt::format("    n{} [label={}, fillcolor=\"{}\", tooltip={}];\n", v,
                          dot_string(graph.node(v).name), bytes_color(view.bytes[i], max_bytes),
-                         dot_string(fmt::format("{} {} {}", op_name(graph.node(v).op),
+                         dot_string(fmt::format("{} {} {}", node_op_name(graph.node(v)),
                                                 view.placement[i], format_bytes(view.bytes[i]))));
     }
     out += "  }\n";

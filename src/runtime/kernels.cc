@@ -93,14 +93,14 @@ std::string tensor_string(const at::Tensor& t) {
 Status check_outputs(const Node& node, const Tensors& got, std::span<const TensorMeta> want) {
   if (got.size() != want.size()) {
     return make_error("node {} ({}): kernel gave {} outputs, expected {}", node.name,
-                      op_name(node.op), got.size(), want.size());
+                      node_op_name(node), got.size(), want.size());
   }
   for (size_t i = 0; i < got.size(); ++i) {
     const at::Tensor& t = got[i];
     bool same = t.defined() && t.scalar_type() == to_scalar_type(want[i].dtype) &&
                 t.sizes() == at::IntArrayRef(want[i].shape);
     if (!same) {
-      return make_error("node {} ({}): output {} is {}, expected {}", node.name, op_name(node.op),
+      return make_error("node {} ({}): output {} is {}, expected {}", node.name, node_op_name(node),
                         i, t.defined() ? tensor_string(t) : "undefined", to_string(want[i]));
     }
   }
@@ -137,17 +137,17 @@ Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const a
   if (fn == nullptr) {
     return make_error(
         "node {} ({}) has no kernel: placeholders and getitem are run by the executor", node.name,
-        op_name(node.op));
+        node_op_name(node));
   }
   if (inputs.size() != node.inputs.size()) {
-    return make_error("node {} ({}) got {} input tensors, expected {}", node.name, op_name(node.op),
+    return make_error("node {} ({}) got {} input tensors, expected {}", node.name, node_op_name(node),
                       inputs.size(), node.inputs.size());
   }
   KernelCall call{node, inputs, local_outputs, context};
   try {
     KernelResult result = fn(call);
     if (!result) {
-      return make_error("node {} ({}): {}", node.name, op_name(node.op), result.error().message);
+      return make_error("node {} ({}): {}", node.name, node_op_name(node), result.error().message);
     }
     if (Status s = check_outputs(node, *result, local_outputs); !s) return s.error();
     return result;
@@ -155,7 +155,7 @@ Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const a
     std::string inputs_text;
     for (const at::Tensor& t : inputs)
       inputs_text += (inputs_text.empty() ? "" : ", ") + tensor_string(t);
-    return make_error("node {} ({}) on ({}): libtorch: {}", node.name, op_name(node.op),
+    return make_error("node {} ({}) on ({}): libtorch: {}", node.name, node_op_name(node),
                       inputs_text, std::string(e.what()).substr(0, 400));
   }
 }

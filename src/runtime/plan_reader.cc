@@ -29,7 +29,7 @@ std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::joi
 
 // The node's op, shape and dtype must be as planned.
 Status check_node(const Json& j, const Node& node) {
-  std::string op(op_name(node.op));
+  std::string op(node_op_name(node));
   if (j.value("op", "") != op) {
     return make_error("node {} is {} in the graph but {} in the plan: the graph changed since "
                       "planning",

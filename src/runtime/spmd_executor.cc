@@ -105,7 +105,7 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     if (!out) return out.error();
     outputs = std::move(*out);
   }
-  tracer_.compute(node.name, op_name(node.op), start, tracer_.now_us());
+  tracer_.compute(node.name, node_op_name(node), start, tracer_.now_us());
   before = storages_.bytes();
   storages_.add(outputs);  // before dropping the inputs: an output may alias one
   storages_.remove(inputs);
@@ -134,7 +134,7 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
     if (Status s = run_node(v, faults); !s) {
-      return make_error("node {} ({}): {}", graph_.node(v).name, op_name(graph_.node(v).op),
+      return make_error("node {} ({}): {}", graph_.node(v).name, node_op_name(graph_.node(v)),
                         s.error().message);
     }
   }

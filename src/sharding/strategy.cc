@@ -127,7 +127,7 @@ Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const 
 Status check_op_rules(const Graph& graph) {
   std::set<std::string_view> missing;
   for (const Node& n : graph.nodes()) {
-    if (!has_rule(n.op)) missing.insert(op_name(n.op));
+    if (!has_rule(n.op)) missing.insert(node_op_name(n));
   }
   if (missing.empty()) return ok_status();
   return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
@@ -146,7 +146,7 @@ Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMes
     if (!ns) return ns.error();
     if (ns->size() == 0) {
       return make_error("node {} ({}) has no valid strategy on mesh {}", graph.node(id).name,
-                        op_name(graph.node(id).op), mesh_shape_string(mesh));
+                        node_op_name(graph.node(id)), mesh_shape_string(mesh));
     }
     sg.nodes.push_back(std::move(*ns));
   }

@@ -50,5 +50,24 @@ TEST(PlanCommand, OwnEndLayersSharesOnlyTheInnerLayers) {
   EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
 }
 
+// Ops without a rule of their own run replicated; the plan says which and
+// what gathering their inputs costs, in the summary and in JSON.
+TEST(PlanCommand, GenericOpsAreListedWithWhatReplicatingThemCosts) {
+  std::string graph = std::string(AUTOPAR_SOURCE_DIR) + "/tests/runtime/graphs/generic_buffers.json";
+  testing::CliResult summary = run_autopar("plan --quiet --graph " + graph + " --mesh 4 --baseline ddp");
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("generic ops    2 nodes of 1 aten ops without a sharding rule run "
+                             "replicated"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("aten.triu.default"), std::string::npos) << summary.out;
+  // triu's input pinned batch-sharded: it must be gathered whole for triu.
+  Json plan = plan_json("--graph " + graph + " --mesh 4 --pin 'mm=S(0)'");
+  ASSERT_EQ(plan["summary"]["generic_ops"].size(), 1u);
+  const Json& triu = plan["summary"]["generic_ops"][0];
+  EXPECT_EQ(triu["op"], "aten.triu.default");
+  EXPECT_EQ(triu["nodes"], 2);
+  EXPECT_EQ(triu["placement"], "replicated");
+  EXPECT_GT(triu["input_comm_s"].get<double>(), 0);
+}
+
 }  // namespace
 }  // namespace autopar

@@ -177,7 +177,7 @@ int sweep_fixture(const testing::OpFixture& fx, const DeviceMesh& mesh, const Ha
   Expected<std::vector<at::Tensor>> want = run_kernel(g.node(fx.node), in, g.node(fx.node).outputs);
   EXPECT_TRUE(want) << want.error().message;
   if (!want) return 0;
-  std::string name(op_name(g.node(fx.node).op));
+  std::string name(node_op_name(g.node(fx.node)));
   for (StrategyIdx s = 0; s < ns->size(); ++s) {
     std::string why = check_strategy(g, fx.node, *ns, s, in, *want, mesh);
     if (why.empty()) continue;

@@ -28,6 +28,14 @@ spmd_run(llama_2x2_tp_sp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline tp-sp)
 spmd_run(llama_2x2_fsdp_tp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline fsdp-tp)
 spmd_run(llama_2x4_fsdp_tp ok 8 check 240 ${LLAMA} --mesh 2x4 --baseline fsdp-tp)
 
+# An imported-style graph with generic aten ops (triu, run through libtorch's
+# dispatcher), a constant, and two buffers the step updates (one of them from a
+# batch mean, Partial under a batch shard): the check compares each update.
+set(GENERIC --graph ${CMAKE_CURRENT_SOURCE_DIR}/graphs/generic_buffers.json --steps 3 --check)
+spmd_run(generic_buffers_2x2_solved ok 4 check 120 ${GENERIC} --mesh 2x2)
+spmd_run(generic_buffers_2x2_ddp ok 4 check 120 ${GENERIC} --mesh 2x2 --baseline ddp)
+spmd_run(generic_buffers_4_fsdp ok 4 check 120 ${GENERIC} --mesh 4 --baseline fsdp)
+
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
 # that dies (SIGKILL) makes mpirun end the job.
 spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"

@@ -13,13 +13,21 @@
 
 namespace autopar::kernels {
 
+namespace {
+
+// aten's default alpha is the int 1: a float 1.0 is refused for integer tensors.
+at::Scalar alpha(const KernelCall& call) {
+  return call.attrs().has("alpha") ? scalar_attr(call.attrs(), "alpha", 1.0) : at::Scalar(int64_t{1});
+}
+
+}  // namespace
+
 KernelResult add_scalar(const KernelCall& call) {
-  return one(at::add(call.in[0], scalar_attr(call.attrs(), "other", 0.0),
-                     scalar_attr(call.attrs(), "alpha", 1.0)));
+  return one(at::add(call.in[0], scalar_attr(call.attrs(), "other", 0.0), alpha(call)));
 }
 
 KernelResult add_tensor(const KernelCall& call) {
-  return one(at::add(call.in[0], call.in[1], scalar_attr(call.attrs(), "alpha", 1.0)));
+  return one(at::add(call.in[0], call.in[1], alpha(call)));
 }
 
 KernelResult div_scalar(const KernelCall& call) {
