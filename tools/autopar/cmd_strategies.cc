@@ -87,7 +87,7 @@ std::string describe_node(const Graph& graph, NodeId id) {
                        to_string(input_meta(graph, id, static_cast<int>(i))));
   }
   for (size_t o = 0; o < n.outputs.size(); ++o) outs += (o ? ", " : "") + to_string(n.outputs[o]);
-  return fmt::format("{} = {}({}) -> {}", n.name, op_name(n.op), ins, outs);
+  return fmt::format("{} = {}({}) -> {}", n.name, node_op_name(n), ins, outs);
 }
 
 // Strategies of the node and of each producer only: cheap even on big graphs.
