@@ -73,6 +73,10 @@ class _Slots:
         captures, self.roots = autopar_capture.find_captures(model, loss_fn)
         self.constants = [c for c in captures if id(c.tensor) not in index and
                           not any(c.tensor is x for x in example_inputs)]
+        if self.constants:
+            print(f"autopar_export: note: {len(self.constants)} captured tensor(s) lifted as "
+                  "constants (their values are part of the graph): " +
+                  ", ".join(f"{c.target} ({c.where})" for c in self.constants), file=sys.stderr)
         self.placeholders = [{"kind": "param", "target": n, "value": p} for n, p in params]
         self.placeholders += [{"kind": "buffer", "target": n, "value": b} for n, b in buffers]
         self.placeholders += [{"kind": "constant", "target": c.target, "value": c.tensor}
