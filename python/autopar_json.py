@@ -211,7 +211,7 @@ def _attr(v, type_, node, name):
         if "float" in type_:
             return [_number(float(x)) for x in v]
         return [int(x) for x in v]
-    if type_ == "float":
+    if type_ in ("float", "Optional[float]"):
         v = float(v)
     if isinstance(v, (bool, int, float, str)):
         return _number(v) if isinstance(v, float) else v
