@@ -109,11 +109,8 @@ class _Writer:
             attrs["size"] = [int(d) for d in node_val(node).shape]
         if op == "aten.gelu.default" and attrs.get("approximate") == "none":
             del attrs["approximate"]
-        if op == "aten.native_layer_norm_backward.default":
-            if attrs.get("output_mask") != [1, 1, 1]:
-                raise ValueError(f"{node.name}: native_layer_norm_backward with output_mask "
-                                 f"{attrs.get('output_mask')}: autopar needs all three gradients")
-            del attrs["output_mask"]
+        if op == "aten.native_layer_norm_backward.default" and attrs["output_mask"] == [1, 1, 1]:
+            del attrs["output_mask"]   # autopar's form; another mask (no affine) stays written
         self._emit(node, op, inputs, attrs, arg_inputs)
 
     def _getitem(self, node):

@@ -199,6 +199,39 @@ class ExportTest(unittest.TestCase):
         self.assertRegex(str(e.exception), r"node copy_\w* \(aten.copy_.default\) writes into "
                          r"\w+ \(input placeholder\)")
 
+    def test_ops_outside_the_corpus_are_written_as_traced(self):
+        class Mixed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(4, 8, 3, padding=1)
+                self.gn = nn.GroupNorm(2, 8)
+                self.prelu = nn.PReLU()
+                self.gru = nn.GRU(8, 8, batch_first=True)
+                self.up = nn.ConvTranspose2d(2, 2, 2, stride=2)
+                self.ln = nn.LayerNorm(8, elementwise_affine=False)
+                self.fc = nn.Linear(8, 5)
+
+            def forward(self, x):
+                h, _ = self.gru(self.prelu(self.gn(self.conv(x))).transpose(1, 2))
+                h = torch.where(h > 0, h, 0.1 * h).clamp(-3, 3)
+                h = F.normalize(h, dim=-1) + torch.einsum("btd,de->bte", h, torch.eye(8))
+                img = h.reshape(h.shape[0], 2, 2, -1)
+                img = self.up(F.pad(img, (1, 1, 1, 1), mode="reflect"))
+                h = self.ln(h + img.mean((1, 2, 3))[:, None, None])
+                g = torch.gather(h, 2, torch.zeros(h.shape[0], h.shape[1], 1, dtype=torch.long))
+                return self.fc(h.cumsum(1)).mean(1) + g.mean(1) + F.softplus(h).amax((1, 2))[:, None]
+        torch.manual_seed(0)
+        obj = self.export(Mixed(), (torch.randn(2, 4, 6), torch.tensor([1, 3])), F.cross_entropy)
+        ops = {n["op"] for n in obj["nodes"]}
+        for op in ("aten.native_group_norm.default", "aten.convolution.default",
+                   "aten.reflection_pad2d.default", "aten.gather.default", "aten.cumsum.default",
+                   "aten.where.self", "aten.clamp.default"):
+            self.assertIn(op, ops)
+        ln_backward = [n for n in obj["nodes"]
+                       if n["op"] == "aten.native_layer_norm_backward.default"]
+        self.assertEqual(ln_backward[0]["attrs"]["output_mask"], [1, 0, 0])
+        self.assertEqual(ln_backward[0]["arg_inputs"], [1, 1, 1, 1, 0, 0])
+
     def test_lstm_flat_weights_and_dropout_export(self):
         class Tagger(nn.Module):
             def __init__(self):
