@@ -31,6 +31,7 @@ constexpr std::array kNotDifferentiable = {
 // uses one (build_joint_graph), rather than silently cutting the gradient.
 constexpr std::array kImportedOnly = {
     OpId::kGeneric,
+    OpId::kBernoulliP,
     // PyTorch import: CNN ops
     OpId::kConvolution,
     OpId::kConvolutionBackward,
@@ -95,6 +96,7 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kNllLossForward, grad::nll_loss_forward},
   {OpId::kSdpaFlashCpu, grad::sdpa_flash_cpu},
   {OpId::kSdpaFlashCpuBackward, nullptr},
+  {OpId::kBernoulliP, nullptr},
   // PyTorch import: CNN ops
   {OpId::kConvolution, nullptr},
   {OpId::kConvolutionBackward, nullptr},

@@ -68,6 +68,8 @@ enum class OpId : uint16_t {
   kNllLossForward,
   kSdpaFlashCpu,
   kSdpaFlashCpuBackward,
+  // random (src/ir/ops/random.cc): the same numbers whatever the sharding
+  kBernoulliP,
   // PyTorch import: CNN ops (src/ir/ops/cnn.cc; only in imported joint graphs)
   kConvolution,
   kConvolutionBackward,

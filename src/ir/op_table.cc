@@ -39,6 +39,8 @@ constexpr AttrSpec kSdpaAttrs[] = {{"dropout_p", T::kScalar, false},
                               {"is_causal", T::kBool},
                               {"scale", T::kScalar, false}};
 
+constexpr AttrSpec kBernoulliAttrs[] = {{"p", T::kScalar}};
+
 // PyTorch import: CNN ops
 constexpr AttrSpec kConvolutionAttrs[] = {{"stride", T::kInts},
                                      {"padding", T::kInts},
@@ -122,6 +124,7 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kNllLossForward, "aten.nll_loss_forward.default", 2, 2, kNllLossAttrs, kReduction, nll_loss_forward_shape, nll_loss_flops, sum_bytes},
   {OpId::kSdpaFlashCpu, "aten._scaled_dot_product_flash_attention_for_cpu.default", 3, 3, kSdpaAttrs, kMatmul, sdpa_shape, sdpa_flops, sdpa_bytes},
   {OpId::kSdpaFlashCpuBackward, "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", 6, 6, kSdpaAttrs, kMatmul | kBw, sdpa_backward_shape, sdpa_backward_flops, sdpa_bytes},
+  {OpId::kBernoulliP, "aten.bernoulli.p", 1, 1, kBernoulliAttrs, kPw, unary_shape, random_flops, random_bytes},
   // PyTorch import: CNN ops
   {OpId::kConvolution, "aten.convolution.default", 2, 3, kConvolutionAttrs, kMatmul, convolution_shape, convolution_flops, sum_bytes},
   {OpId::kConvolutionBackward, "aten.convolution_backward.default", 3, 3, kConvolutionBackwardAttrs, kMatmul | kBw, convolution_backward_shape, convolution_backward_flops, sum_bytes},

@@ -50,6 +50,7 @@ KernelFn kernel_for(OpId op) {
     case OpId::kNllLossForward: return nll_loss_forward;
     case OpId::kSdpaFlashCpu: return sdpa_flash_cpu;
     case OpId::kSdpaFlashCpuBackward: return sdpa_flash_cpu_backward;
+    case OpId::kBernoulliP: return bernoulli_p;
     // PyTorch import: CNN ops
     case OpId::kConvolution: return convolution;
     case OpId::kConvolutionBackward: return convolution_backward;

@@ -38,6 +38,9 @@ struct KernelContext {
   std::vector<std::vector<int64_t>> output_offsets;
   // Per input: the full tensor's shape (empty: same as the local one).
   std::vector<Shape> input_full_shapes;
+  // Random ops: this step's key (runtime/counter_rng.h step_random_key), the
+  // same on every rank and in the single-process reference.
+  uint64_t random_key = 0;
 };
 
 // Runs node `node` on `inputs` (one tensor per node input).

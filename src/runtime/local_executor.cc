@@ -46,6 +46,7 @@ Expected<std::vector<at::Tensor>> run_node(const Graph& graph, NodeId id, NodeVa
   // Without hooks the node's own metadata and an empty context are used as
   // they are: copying them per node was a measurable part of the overhead.
   KernelContext context = hooks.context ? hooks.context(id) : KernelContext{};
+  context.random_key = hooks.random_key;
   if (!hooks.local_outputs) return run_kernel(node, inputs, node.outputs, context);
   std::vector<TensorMeta> outputs = hooks.local_outputs(id);
   return run_kernel(node, inputs, outputs, context);

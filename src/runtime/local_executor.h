@@ -34,6 +34,8 @@ struct ExecuteHooks {
   // Called with a node's input tensors before its kernel runs (e.g. to
   // redistribute them); may replace them.
   std::function<Status(NodeId, std::vector<at::Tensor>&)> prepare_inputs;
+  // Random ops' key for this step (KernelContext::random_key).
+  uint64_t random_key = 0;
 };
 
 struct ExecuteStats {

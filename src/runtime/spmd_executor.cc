@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include "runtime/counter_rng.h"
 #include "runtime/kernels.h"
 #include "runtime/redistribute_exec.h"
 
@@ -76,6 +77,7 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   StrategyIdx s = plan_.choice[static_cast<size_t>(v)];
   std::vector<at::Tensor> inputs;
   KernelContext context;
+  context.random_key = step_random_key(random_seed_, steps_run_);
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
     Expected<at::Tensor> t = input_value(v, i);
     if (!t) return t.error();
@@ -131,6 +133,7 @@ void SpmdExecutor::track(int64_t bytes_before) {
 }
 
 Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
+  ++steps_run_;
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
     if (Status s = run_node(v, faults); !s) {

@@ -55,6 +55,8 @@ class SpmdExecutor {
   // only) into this rank's shard.
   Status load(const std::vector<at::Tensor>& full_placeholders);
 
+  // Random ops draw from step_random_key(seed, step number) (counter_rng.h).
+  void set_random_seed(uint64_t seed) { random_seed_ = seed; }
   Expected<SpmdStepResult> step(const FaultInjection& faults = {});
 
   // Local shards of the params with a gradient, in graph output order; the
@@ -81,6 +83,8 @@ class SpmdExecutor {
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<at::Tensor> params_;          // aliases values_ of gradient params
   LiveStorages storages_;                   // placeholders and activations held
+  uint64_t random_seed_ = 0;
+  int64_t steps_run_ = 0;
 };
 
 }  // namespace autopar

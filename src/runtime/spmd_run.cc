@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "runtime/counter_rng.h"
 #include "runtime/init.h"
 #include "runtime/local_executor.h"
 #include "runtime/redistribute_exec.h"
@@ -21,6 +22,8 @@ struct Reference {
   std::vector<at::Tensor> placeholders;  // by NodeId
   std::vector<at::Tensor> params;        // aliases, in graph gradient order
   OptimizerState optimizer;
+  uint64_t seed = 0;  // random ops draw as the ranks do
+  int64_t steps_run = 0;
 };
 
 struct Comparison {
@@ -113,7 +116,10 @@ Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double l
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (graph.node(v).is_placeholder()) values[static_cast<size_t>(v)] = {ref.placeholders[static_cast<size_t>(v)]};
   }
-  Expected<ExecuteStats> run = execute_nodes(graph, values);
+  ++ref.steps_run;
+  ExecuteHooks hooks;
+  hooks.random_key = step_random_key(ref.seed, ref.steps_run);  // the ranks' draws
+  Expected<ExecuteStats> run = execute_nodes(graph, values, hooks);
   if (!run) return make_error("reference (single process): {}", run.error().message);
   Comparison c;
   c.loss = loss;
@@ -220,11 +226,12 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
   if (!full) return full.error();
   Tracer tracer;
   SpmdExecutor exec(graph, plan, mesh, tracer);
+  exec.set_random_seed(options.seed);
   if (Status s = exec.load(*full); !s) return s.error();
   OptimizerState optimizer(options.optimizer);
   std::optional<Reference> ref;
   if (options.check && root) {
-    ref.emplace(Reference{*full, {}, OptimizerState(options.optimizer)});
+    ref.emplace(Reference{*full, {}, OptimizerState(options.optimizer), options.seed, 0});
     for (const GraphOutput* g : gradient_outputs(graph)) {
       ref->params.push_back(ref->placeholders[static_cast<size_t>(g->param)]);
     }

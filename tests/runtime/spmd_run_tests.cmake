@@ -36,6 +36,14 @@ spmd_run(generic_buffers_2x2_solved ok 4 check 120 ${GENERIC} --mesh 2x2)
 spmd_run(generic_buffers_2x2_ddp ok 4 check 120 ${GENERIC} --mesh 2x2 --baseline ddp)
 spmd_run(generic_buffers_4_fsdp ok 4 check 120 ${GENERIC} --mesh 4 --baseline fsdp)
 
+# Dropout (bernoulli.p) draws the same mask whatever the sharding: the check
+# against the single process passes with the mask column-sharded on both mesh
+# dims (the solver's choice at this budget) and batch x column sharded (pinned).
+set(DROPOUT --graph ${CMAKE_CURRENT_SOURCE_DIR}/graphs/dropout_mlp.json --steps 3 --check)
+spmd_run(dropout_2x2_solved ok 4 check 120 ${DROPOUT} --mesh 2x2 --memory-gb 0.00001)
+spmd_run(dropout_2x2_batch_by_column ok 4 check 120 ${DROPOUT} --mesh 2x2 --baseline ddp
+         --pin "bernoulli=S(0)S(1)")
+
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
 # that dies (SIGKILL) makes mpirun end the job.
 spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"

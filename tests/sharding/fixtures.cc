@@ -64,6 +64,7 @@ std::optional<OpFixture> op_fixture(OpId op) {
       b.fx.node = *id;
       return std::move(b.fx);
     }
+    case OpId::kBernoulliP: return unary(op, {{"p", 0.5}});
     case OpId::kGetItem: {
       TensorMeta t = f32({2, 4, 8, 4});
       NodeId sdpa = *b.fx.graph.add(OpId::kSdpaFlashCpu, {b.in(t), b.in(t), b.in(t)},

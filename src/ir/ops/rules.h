@@ -82,6 +82,10 @@ double sdpa_flops(const OpCall& call, Metas outputs);
 double sdpa_backward_flops(const OpCall& call, Metas outputs);
 double sdpa_bytes(const OpCall& call, Metas outputs);
 
+// random.cc
+double random_flops(const OpCall& call, Metas outputs);
+double random_bytes(const OpCall& call, Metas outputs);
+
 // cnn.cc (PyTorch import: CNN ops)
 Outputs convolution_shape(const OpCall& call);
 Outputs convolution_backward_shape(const OpCall& call);

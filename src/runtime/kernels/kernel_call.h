@@ -85,6 +85,8 @@ KernelResult nll_loss_forward(const KernelCall& call);
 // attention.cc
 KernelResult sdpa_flash_cpu(const KernelCall& call);
 KernelResult sdpa_flash_cpu_backward(const KernelCall& call);
+// random.cc
+KernelResult bernoulli_p(const KernelCall& call);
 // cnn.cc (PyTorch import: CNN ops)
 KernelResult convolution(const KernelCall& call);
 KernelResult convolution_backward(const KernelCall& call);

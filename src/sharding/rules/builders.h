@@ -72,6 +72,9 @@ Expected<OpRule> nll_loss_backward_rule(const RuleCall& call);
 Expected<OpRule> sdpa_rule(const RuleCall& call);
 Expected<OpRule> sdpa_backward_rule(const RuleCall& call);
 
+// pointwise.cc: random ops shard every dim (their draws follow the global index)
+Expected<OpRule> random_rule(const RuleCall& call);
+
 // cnn.cc (PyTorch import: CNN ops)
 Expected<OpRule> convolution_rule(const RuleCall& call);
 Expected<OpRule> convolution_backward_rule(const RuleCall& call);

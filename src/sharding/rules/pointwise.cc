@@ -34,4 +34,9 @@ Expected<OpRule> grad_linear_rule(const RuleCall& call) {
   return rule;
 }
 
+// bernoulli.p: every dim shards (each element is drawn from its index in the
+// full tensor); not linear: the output does not depend on the input's values,
+// so a Partial input would give a Partial of 0/1 draws, which is not them.
+Expected<OpRule> random_rule(const RuleCall& call) { return identity_rule(call, /*linear=*/false); }
+
 }  // namespace autopar::sharding_rules

@@ -56,6 +56,7 @@ constexpr RuleEntry kRules[] = {
   {OpId::kNllLossForward, nll_loss_forward_rule},
   {OpId::kSdpaFlashCpu, sdpa_rule},
   {OpId::kSdpaFlashCpuBackward, sdpa_backward_rule},
+  {OpId::kBernoulliP, random_rule},
   // PyTorch import: CNN ops
   {OpId::kConvolution, convolution_rule},
   {OpId::kConvolutionBackward, convolution_backward_rule},
