@@ -45,6 +45,13 @@ class Attrs {
   const std::vector<int64_t>& get_ints(std::string_view name) const;
   DType get_dtype(std::string_view name) const;
   const std::string& get_string(std::string_view name) const;
+  // An optional attribute's value, or the schema's default when absent.
+  int64_t get_int_or(std::string_view name, int64_t fallback) const {
+    return has(name) ? get_int(name) : fallback;
+  }
+  std::vector<int64_t> get_ints_or(std::string_view name, std::vector<int64_t> fallback) const {
+    return has(name) ? get_ints(name) : fallback;
+  }
   const std::vector<double>& get_floats(std::string_view name) const;
 
   const std::vector<Attr>& items() const { return attrs_; }

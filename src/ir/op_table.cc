@@ -27,7 +27,7 @@ constexpr AttrSpec kAddTensorAttrs[] = {{"alpha", T::kScalar, false}};
 constexpr AttrSpec kPowAttrs[] = {{"exponent", T::kScalar}};
 constexpr AttrSpec kThresholdAttrs[] = {{"threshold", T::kScalar}};
 constexpr AttrSpec kToCopyAttrs[] = {{"dtype", T::kDType, false}};
-constexpr AttrSpec kReduceAttrs[] = {{"dim", T::kInts}, {"keepdim", T::kBool, false}};
+constexpr AttrSpec kReduceAttrs[] = {{"dim", T::kInts, false}, {"keepdim", T::kBool, false}};
 constexpr AttrSpec kEmbeddingAttrs[] = {{"padding_idx", T::kInt, false}};
 constexpr AttrSpec kEmbeddingBackwardAttrs[] = {{"num_weights", T::kInt},
                                            {"padding_idx", T::kInt, false},
@@ -69,7 +69,7 @@ constexpr AttrSpec kBatchNormBackwardAttrs[] = {{"train", T::kBool},
                                            {"output_mask", T::kInts, false}};
 
 // PyTorch import: transformer ops
-constexpr AttrSpec kDimAttrs[] = {{"dim", T::kInt}};
+constexpr AttrSpec kCatAttrs[] = {{"dim", T::kInt, false}};
 constexpr AttrSpec kLayerNormAttrs[] = {{"normalized_shape", T::kInts}, {"eps", T::kScalar}};
 constexpr AttrSpec kLayerNormBackwardAttrs[] = {{"normalized_shape", T::kInts}};
 constexpr AttrSpec kPermuteAttrs[] = {{"dims", T::kInts}};
@@ -135,7 +135,7 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kNativeBatchNorm, "aten.native_batch_norm.default", 3, 5, kBatchNormAttrs, kReduction, native_batch_norm_shape, native_batch_norm_flops, sum_bytes},
   {OpId::kNativeBatchNormBackward, "aten.native_batch_norm_backward.default", 5, 7, kBatchNormBackwardAttrs, kReduction | kBw, native_batch_norm_backward_shape, native_batch_norm_backward_flops, sum_bytes},
   // PyTorch import: transformer ops
-  {OpId::kCat, "aten.cat.default", 1, 64, kDimAttrs, kTraitNone, cat_shape, zero_cost, sum_bytes},
+  {OpId::kCat, "aten.cat.default", 1, 64, kCatAttrs, kTraitNone, cat_shape, zero_cost, sum_bytes},
   {OpId::kGelu, "aten.gelu.default", 1, 1, none(), kPw, unary_shape, gelu_flops, sum_bytes},
   {OpId::kGeluBackward, "aten.gelu_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, gelu_backward_flops, sum_bytes},
   {OpId::kNativeLayerNorm, "aten.native_layer_norm.default", 1, 3, kLayerNormAttrs, kReduction, native_layer_norm_shape, layer_norm_flops, sum_bytes},

@@ -1,5 +1,8 @@
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
+#include "ir/aten_schema.h"
 #include "ir/graph.h"
 #include "ir/op_def.h"
 
@@ -45,6 +48,28 @@ TEST(OpTable, MmRejectsMismatchedInnerDims) {
   Expected<NodeId> mm = g.add(OpId::kMm, {a, b});
   ASSERT_FALSE(mm.ok());
   EXPECT_EQ(mm.error().message, "aten.mm.default: mm inner dims differ: f32[16, 32] @ f32[31, 8]");
+}
+
+// The op table's attributes are the aten schema's non-tensor arguments, and
+// one the schema gives a default may be left out (an exported graph omits
+// arguments at their default). Ops autopar spells its own way are listed.
+TEST(OpTable, AttributesAgreeWithLibtorchsSchemas) {
+  std::string problems;
+  for (const OpDef& def : all_ops()) {
+    const AtenSchema* schema = find_aten_schema(def.name);
+    if (schema == nullptr) continue;  // placeholder, getitem, the generic entry
+    for (const AttrSpec& spec : def.attrs) {
+      auto arg = std::find_if(schema->args.begin(), schema->args.end(),
+                              [&](const AtenArg& a) { return a.name == spec.name; });
+      if (arg == schema->args.end()) {
+        problems += std::string(def.name) + ": no argument '" + std::string(spec.name) + "'\n";
+      } else if (spec.required && arg->may_omit()) {
+        problems += std::string(def.name) + ": '" + std::string(spec.name) +
+                    "' is required but aten gives it a default (" + schema->text + ")\n";
+      }
+    }
+  }
+  EXPECT_EQ(problems, "");
 }
 
 }  // namespace

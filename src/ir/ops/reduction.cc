@@ -7,7 +7,7 @@ namespace autopar::rules {
 
 Outputs reduce_dims_shape(const OpCall& call) {
   const TensorMeta& x = call.in(0);
-  const std::vector<int64_t>& dims = call.attrs.get_ints("dim");
+  const std::vector<int64_t> dims = call.attrs.get_ints_or("dim", {});  // none: every dim
   bool keepdim = call.attrs.has("keepdim") && call.attrs.get_bool("keepdim");
   std::vector<bool> reduced(static_cast<size_t>(x.rank()), dims.empty());
   for (int64_t dim : dims) {

@@ -9,10 +9,11 @@
 namespace autopar::rules {
 namespace {
 
+// The "dim" attribute (default 0, as aten's cat has it).
 Expected<int64_t> dim_attr(const OpCall& call, const TensorMeta& t, std::string_view what) {
-  int64_t dim = normalize_dim(call.attrs.get_int("dim"), t.rank());
+  int64_t dim = normalize_dim(call.attrs.get_int_or("dim", 0), t.rank());
   if (dim < 0) {
-    return make_error("{} dim {} is out of range for {}", what, call.attrs.get_int("dim"),
+    return make_error("{} dim {} is out of range for {}", what, call.attrs.get_int_or("dim", 0),
                       to_string(t));
   }
   return dim;

@@ -1,5 +1,5 @@
-// Reductions over a dim list. An empty list reduces every dim (aten's
-// sum.dim_IntList convention), spelled out so mean.dim agrees.
+// Reductions over a dim list. An empty or absent list reduces every dim
+// (aten's sum.dim_IntList convention), spelled out so mean.dim agrees.
 #include <ATen/ops/mean.h>
 #include <ATen/ops/sum.h>
 
@@ -9,7 +9,7 @@ namespace autopar::kernels {
 namespace {
 
 std::vector<int64_t> reduce_dims(const KernelCall& call) {
-  std::vector<int64_t> dims = call.attrs().get_ints("dim");
+  std::vector<int64_t> dims = call.attrs().get_ints_or("dim", {});
   if (dims.empty()) {
     for (int64_t d = 0; d < call.in[0].dim(); ++d) dims.push_back(d);
   }

@@ -28,7 +28,7 @@ c10::optional<at::Tensor> optional_in(const KernelCall& call, size_t i) {
 
 KernelResult cat(const KernelCall& call) {
   std::vector<at::Tensor> parts(call.in.begin(), call.in.end());
-  return one(at::cat(parts, call.attrs().get_int("dim")));
+  return one(at::cat(parts, call.attrs().get_int_or("dim", 0)));
 }
 
 KernelResult gelu(const KernelCall& call) { return one(at::gelu(call.in[0])); }

@@ -9,8 +9,10 @@ namespace autopar::sharding_rules {
 namespace {
 
 Expected<int64_t> dim_of(const RuleCall& call, int64_t rank, std::string_view what) {
-  int64_t dim = normalize_dim(call.attrs.get_int("dim"), rank);
-  if (dim < 0) return make_error("{} dim {} out of range for rank {}", what, call.attrs.get_int("dim"), rank);
+  int64_t dim = normalize_dim(call.attrs.get_int_or("dim", 0), rank);
+  if (dim < 0) {
+    return make_error("{} dim {} out of range for rank {}", what, call.attrs.get_int_or("dim", 0), rank);
+  }
   return dim;
 }
 
