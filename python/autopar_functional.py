@@ -251,6 +251,17 @@ def _functional_bernoulli(graph):
             t.target._schema.returns[0].alias_info is None
         if fresh and len(t.users) == 1:
             node.target = aten.bernoulli.p
+            node.args = (_shape_source(t),) + tuple(node.args[1:])
+
+
+def _shape_source(t):
+    """bernoulli.p reads only its input's shape and dtype: skip the chain of
+    empty_like nodes that made the mask's buffer (they would be ops of their
+    own, replicated) and draw on the tensor they copy the layout of."""
+    while t.op == "call_function" and t.target is aten.empty_like.default and \
+            not t.kwargs.get("dtype") and isinstance(t.args[0], torch.fx.Node):
+        t = t.args[0]
+    return t
 
 
 def _check_no_writes(graph):

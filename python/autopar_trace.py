@@ -30,6 +30,7 @@ from torch.fx.experimental import proxy_tensor
 
 import autopar_capture
 import autopar_functional
+import autopar_meta  # noqa: F401  (registers meta kernels fake tracing needs)
 
 aten = torch.ops.aten
 

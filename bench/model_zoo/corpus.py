@@ -62,9 +62,10 @@ def register(name):
     return add
 
 
-def build(name, size="tiny", dropout=None, seed=0):
+def build(name, size="tiny", dropout=None, seed=0, dtype=None):
     """The Example of corpus model `name` at `size`; dropout=0.0 turns every
-    dropout off (for comparing with PyTorch), None keeps the defaults."""
+    dropout off (for comparing with PyTorch), None keeps the defaults. dtype
+    (e.g. torch.float64) converts the model and its floating inputs."""
     if size not in SIZES:
         raise ValueError(f"size {size!r}: expected one of {SIZES}")
     if name not in MODELS:
@@ -73,7 +74,17 @@ def build(name, size="tiny", dropout=None, seed=0):
     example = MODELS[name](size, dropout)
     if dropout is not None:
         set_dropout(example.model, dropout)
+    if dtype is not None:
+        example = to_dtype(example, dtype)
     return example
+
+
+def to_dtype(example, dtype):
+    """The example with its model's floating parameters and buffers and its
+    floating inputs in dtype (integer inputs and buffers stay as they are)."""
+    example.model.to(dtype)
+    inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in example.inputs)
+    return example._replace(inputs=inputs)
 
 
 def dropout_kwargs(ctor, dropout):
@@ -144,9 +155,9 @@ def _resnet(groups=1, width_per_group=8):
 _VGG_TINY = [8, "M", 8, "M", 8, 8, "M", 8, 8, "M", 8, 512, "M"]   # vgg11's layers, narrow
 _vision("alexnet", lambda: (tv.AlexNet, (), {}), tiny_image=63)
 _vision("vgg11", lambda: (tv.VGG, (tv.vgg.make_layers(_VGG_TINY),), {}), tiny_image=32)
-_vision("resnet50", lambda: _resnet(), tiny_image=32)
-_vision("resnext50_32x4d", lambda: _resnet(groups=4, width_per_group=2), tiny_image=32)
-_vision("wide_resnet50_2", lambda: _resnet(width_per_group=16), tiny_image=32)
+_vision("resnet50", lambda: _resnet(), tiny_image=64)
+_vision("resnext50_32x4d", lambda: _resnet(groups=4, width_per_group=2), tiny_image=64)
+_vision("wide_resnet50_2", lambda: _resnet(width_per_group=16), tiny_image=64)
 _vision("squeezenet1_0", lambda: (tv.SqueezeNet, ("1_0",), {}), tiny_image=32)
 _vision("densenet121", lambda: (tv.DenseNet, (), {
     "growth_rate": 4, "block_config": (1, 1, 1, 1), "num_init_features": 8, "bn_size": 2}),

@@ -4,10 +4,10 @@ so one process for all.
   export_models.py OUTDIR [MODEL...]
       the CLI's small configs (CONFIGS; default: all of them), with values
       except for the graph-only ones.
-  export_models.py OUTDIR --size tiny|full [--dropout0] [--no-values] [MODEL...]
+  export_models.py OUTDIR --size tiny|full [--dropout0] [--no-values] [--f64] [MODEL...]
       corpus models (bench/model_zoo/corpus.py; default: all of them), with
       values unless --no-values; --dropout0 builds them with every dropout
-      off (needed to compare with PyTorch).
+      off (needed to compare with PyTorch); --f64 in float64.
 Each model writes OUTDIR/NAME.json (and OUTDIR/NAME.values)."""
 import argparse
 import os
@@ -39,10 +39,10 @@ def export_cli_models(out, names):
                             values + CONFIGS[name])
 
 
-def export_corpus_models(out, names, size, dropout0, values):
+def export_corpus_models(out, names, size, dropout0, values, dtype=None):
     import corpus
     for name in names or corpus.MODELS:
-        ex = corpus.build(name, size, dropout=0.0 if dropout0 else None)
+        ex = corpus.build(name, size, dropout=0.0 if dropout0 else None, dtype=dtype)
         path = os.path.join(out, name + ".json")
         obj = autopar_export.export(ex.model, ex.inputs, ex.loss_fn, path, with_values=values,
                                     values_dir=os.path.join(out, name + ".values"),
@@ -57,10 +57,13 @@ def main():
     p.add_argument("--size", choices=["tiny", "full"], help="export corpus models at this size")
     p.add_argument("--dropout0", action="store_true", help="corpus models without dropout")
     p.add_argument("--no-values", action="store_true", help="corpus models: graphs only")
+    p.add_argument("--f64", action="store_true", help="corpus models in float64")
     args = p.parse_intermixed_args()
     os.makedirs(args.out, exist_ok=True)
     if args.size:
-        export_corpus_models(args.out, args.models, args.size, args.dropout0, not args.no_values)
+        import torch
+        export_corpus_models(args.out, args.models, args.size, args.dropout0, not args.no_values,
+                             torch.float64 if args.f64 else None)
     else:
         export_cli_models(args.out, args.models)
 
