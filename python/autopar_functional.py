@@ -250,8 +250,11 @@ def _functional_bernoulli(graph):
         fresh = t.op == "call_function" and isinstance(t.target, torch._ops.OpOverload) and \
             t.target._schema.returns[0].alias_info is None
         if fresh and len(t.users) == 1:
+            # bernoulli_.float's p defaults to 0.5; bernoulli.p's has no default.
+            p = node.args[1] if len(node.args) > 1 else node.kwargs.get("p", 0.5)
             node.target = aten.bernoulli.p
-            node.args = (_shape_source(t),) + tuple(node.args[1:])
+            node.args = (_shape_source(t), p)
+            node.kwargs = {}
 
 
 def _shape_source(t):

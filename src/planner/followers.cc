@@ -27,7 +27,7 @@ std::vector<StrategyIdx> follow_map(const Graph& graph, NodeId follower,
     double best = std::numeric_limits<double>::infinity();
     for (StrategyIdx j = 0; j < own.size(); ++j) {
       if (own.input(j, 0) != arriving) continue;
-      double cost = own.compute_s.empty() ? 0.0 : own.compute_s[static_cast<size_t>(j)];
+      double cost = own.compute_s.empty() ? 0.0 : own.cost(j);
       if (cost < best) {
         best = cost;
         map[static_cast<size_t>(i)] = j;

@@ -49,9 +49,41 @@ void collect_redistributions(const Graph& graph, Plan& plan) {
   }
 }
 
-void summarise_comm(Plan& plan) {
+// The all-reduces sync strategies run inside their ops (SyncBatchNorm), as
+// communication of the plan.
+void add_sync_volumes(const Graph& graph, Plan& plan,
+                      std::map<std::pair<Collective, MeshDim>, CommVolume>& volumes) {
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+    StrategyIdx s = plan.choice[static_cast<size_t>(v)];
+    if (ns.sync_mask(s) == 0) continue;
+    std::vector<const TensorMeta*> inputs;
+    for (size_t i = 0; i < graph.node(v).inputs.size(); ++i) {
+      inputs.push_back(&input_meta(graph, v, static_cast<int>(i)));
+    }
+    std::vector<double> buffers = sync_buffer_bytes(ns, s, inputs, graph.node(v).outputs, plan.mesh);
+    for (MeshDim m = 0; m < plan.mesh.ndim(); ++m) {
+      if (!(ns.sync_mask(s) & (1u << m))) continue;
+      for (double bytes : buffers) {
+        CommVolume& vol = volumes[{Collective::kAllReduce, m}];
+        vol.collective = Collective::kAllReduce;
+        vol.mesh_dim = m;
+        ++vol.count;
+        vol.buffer_bytes += bytes;
+        vol.sent_bytes += collective_sent_bytes(Collective::kAllReduce, plan.mesh.size(m), bytes);
+        double t = collective_time(Collective::kAllReduce, plan.mesh.size(m), bytes,
+                                   plan.mesh.dims[static_cast<size_t>(m)].link);
+        vol.time_s += t;
+        plan.summary.comm_s += t;
+      }
+    }
+  }
+}
+
+void summarise_comm(const Graph& graph, Plan& plan) {
   std::map<std::pair<Collective, MeshDim>, CommVolume> volumes;
   plan.summary.comm_s = 0;
+  add_sync_volumes(graph, plan, volumes);
   for (const PlannedRedistribution& r : plan.redistributions) {
     plan.summary.comm_s += r.plan.time_s;
     for (const RedistStep& step : r.plan.steps) {
@@ -136,7 +168,7 @@ void evaluate_plan(const Graph& graph, Plan& plan) {
     plan.summary.compute_s += ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
   }
   collect_redistributions(graph, plan);
-  summarise_comm(plan);
+  summarise_comm(graph, plan);
   summarise_generic_ops(graph, plan);
   summarise_memory(graph, plan);
   plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s;

@@ -60,6 +60,15 @@ Json nodes_json(const Graph& graph, const Plan& plan) {
       }
       j["output_placements"] = std::move(outs);
     }
+    uint32_t sync = plan.strategies.nodes[static_cast<size_t>(v)].sync_mask(
+        plan.choice[static_cast<size_t>(v)]);
+    if (sync != 0) {
+      Json dims = Json::array();
+      for (MeshDim m = 0; m < plan.mesh.ndim(); ++m) {
+        if (sync & (1u << m)) dims.push_back(m);
+      }
+      j["sync_dims"] = std::move(dims);
+    }
     nodes.push_back(std::move(j));
   }
   return nodes;

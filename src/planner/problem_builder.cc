@@ -225,7 +225,9 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
   for (NodeId v = 0; v < graph.size(); ++v) {
     const Node& node = graph.node(v);
     const NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
-    problem.add_node(node.name, ns.compute_s);
+    std::vector<double> costs(static_cast<size_t>(ns.size()));
+    for (StrategyIdx s = 0; s < ns.size(); ++s) costs[static_cast<size_t>(s)] = ns.cost(s);
+    problem.add_node(node.name, std::move(costs));
     planner::ProblemNode& pn = problem.nodes.back();
     auto role = live.role[static_cast<size_t>(v)];
     bool owns = live.owns_storage(v);

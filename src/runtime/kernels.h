@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct KernelContext {
   // Random ops: this step's key (runtime/counter_rng.h step_random_key), the
   // same on every rank and in the single-process reference.
   uint64_t random_key = 0;
+  // Sync strategies (sharding/rule.h: SyncBatchNorm): sums a tensor in place
+  // over the devices the op reduces across, `sync_devices` of them. Null when
+  // this device holds the whole reduction (single process, no sync option).
+  std::function<Status(at::Tensor&)> sync_sum;
+  int64_t sync_devices = 1;
 };
 
 // Runs node `node` on `inputs` (one tensor per node input).

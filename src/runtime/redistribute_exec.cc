@@ -178,6 +178,18 @@ Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const Redis
   return complex ? at::view_as_complex(x) : x;
 }
 
+Status all_reduce_in_place(at::Tensor& t, const SpmdMesh& mesh, MeshDim m, Tracer* tracer,
+                           const std::string& tensor) {
+  RedistStep step;
+  step.collective = Collective::kAllReduce;
+  step.mesh_dim = m;
+  StepContext ctx{mesh.dim(m), mesh.mesh().size(m), mesh.coordinate(m), tracer, step, tensor};
+  Expected<at::Tensor> sum = all_reduce(t, ctx);
+  if (!sum) return sum.error();
+  t = std::move(*sum);
+  return ok_status();
+}
+
 Expected<at::Tensor> gather_full(const at::Tensor& local, const TensorMeta& meta,
                                  const Sharding& sharding, const SpmdMesh& mesh) {
   Sharding full = Sharding::replicated(sharding.ndim);

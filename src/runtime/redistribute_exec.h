@@ -24,6 +24,11 @@ Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const Redis
                                             const SpmdMesh& mesh, Tracer* tracer = nullptr,
                                             const std::string& tensor = "");
 
+// Sums `t` in place across mesh dim m (an all-reduce on its communicator),
+// traced like a plan's all_reduce: a sync strategy's own reduction.
+Status all_reduce_in_place(at::Tensor& t, const SpmdMesh& mesh, MeshDim m, Tracer* tracer,
+                           const std::string& tensor);
+
 // The full tensor on every rank: redistributes to all-Replicate (used to
 // compare results with the single-process reference; not part of a plan).
 Expected<at::Tensor> gather_full(const at::Tensor& local, const TensorMeta& meta,

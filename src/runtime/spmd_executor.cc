@@ -78,6 +78,18 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   std::vector<at::Tensor> inputs;
   KernelContext context;
   context.random_key = step_random_key(random_seed_, steps_run_);
+  if (uint32_t mask = ns.sync_mask(s); mask != 0) {
+    for (MeshDim m = 0; m < mesh_.mesh().ndim(); ++m) {
+      if (mask & (1u << m)) context.sync_devices *= mesh_.mesh().size(m);
+    }
+    context.sync_sum = [this, mask, &node](at::Tensor& t) -> Status {
+      for (MeshDim m = 0; m < mesh_.mesh().ndim(); ++m) {
+        if (!(mask & (1u << m))) continue;
+        if (Status st = all_reduce_in_place(t, mesh_, m, &tracer_, node.name); !st) return st;
+      }
+      return ok_status();
+    };
+  }
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
     Expected<at::Tensor> t = input_value(v, i);
     if (!t) return t.error();

@@ -115,7 +115,7 @@ std::string to_string(const OpRule& rule) {
   if (!rule.extra.empty()) {
     out += " extra=";
     for (const DimOption& o : rule.extra) {
-      out += "{" + to_string(o, static_cast<int>(rule.inputs.size())) + "}";
+      out += "{" + to_string(o, static_cast<int>(rule.inputs.size())) + (o.sync ? " sync" : "") + "}";
     }
   }
   return out;

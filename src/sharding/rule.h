@@ -21,7 +21,11 @@
 //     (Partial flows through ops linear in those inputs: add P+P->P,
 //     mul P*R->P, views P->P);
 //   - extra options written out as placements (embedding's masked lookup,
-//     nll_loss's batch-sharded loss).
+//     nll_loss's batch-sharded loss); an extra option marked `sync` is one
+//     where the op itself all-reduces statistics across that mesh dim
+//     (training-mode batch norm on a batch shard: SyncBatchNorm). Its cost is
+//     the rule's sync all-reduces on the buffer sizes it names; the runtime
+//     hands the kernel a sum over the mesh dims (KernelContext::sync_sum).
 // The generic engine (strategy.h) expands them to N-D meshes.
 #pragma once
 
@@ -61,7 +65,17 @@ struct TensorFactors {
 // One mesh dim's choice: a placement per input, then per output.
 struct DimOption {
   std::vector<Placement> placements;
+  bool sync = false;  // the op all-reduces across this mesh dim itself
   bool operator==(const DimOption&) const = default;
+};
+
+// What a sync option's all-reduces move, per sync'd mesh dim: one all-reduce
+// per entry of `units`, each `units[k]` times the local bytes of tensor
+// `tensor` (an index over inputs then outputs, as DimOption::placements).
+// Batch norm: two reductions of one [C] statistic, {save_mean, {1, 1}}.
+struct SyncCost {
+  int32_t tensor = -1;
+  std::vector<int32_t> units;
 };
 
 struct OpRule {
@@ -71,12 +85,14 @@ struct OpRule {
   uint32_t additive_inputs = 0;     // bit i: input i is Partial (not R) under a reduce factor
   std::vector<uint32_t> linear;     // each: bit mask of inputs that may be Partial together
   std::vector<DimOption> extra;     // options the factors cannot express
+  SyncCost sync;                    // the all-reduces of sync extra options
   bool placeholder = false;         // graph inputs: every S/R, never P (printed differently)
 
   int num_tensors() const { return static_cast<int>(inputs.size() + outputs.size()); }
 };
 
-// Printed form, one line: "ab,bc->ac reduce={b:sum} linear={0}{1}".
+// Printed form, one line: "ab,bc->ac reduce={b:sum} linear={0}{1}"; a sync
+// extra option prints with a trailing " sync".
 std::string to_string(const OpRule& rule);
 std::string to_string(const DimOption& option, int num_inputs);  // "S(0)R->P"
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/comm_cost.h"
 #include "cost/compute_cost.h"
 #include "sharding/op_rules.h"
 
@@ -15,6 +16,14 @@ std::string strategy_string(const NodeStrategies& ns, StrategyIdx s) {
   for (int i = 0; i < ns.num_inputs; ++i) out += (i ? "," : "") + to_string(ns.input(s, i));
   out += "->";
   for (int o = 0; o < ns.num_outputs; ++o) out += (o ? "," : "") + to_string(ns.output(s, o));
+  uint32_t mask = ns.sync_mask(s);
+  if (mask != 0) {
+    std::string dims;
+    for (MeshDim m = 0; m < 32; ++m) {
+      if (mask & (1u << m)) dims += fmt::format("{}d{}", dims.empty() ? "" : ",", m);
+    }
+    out += " sync(" + dims + ")";
+  }
   return out;
 }
 
@@ -29,6 +38,9 @@ NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const
   NodeStrategies ns;
   ns.num_inputs = num_in;
   ns.num_outputs = num_out;
+  const bool any_sync = std::any_of(dim_options.begin(), dim_options.end(),
+                                    [](const DimOption& o) { return o.sync; });
+  if (any_sync) ns.sync = rule.sync;
   // Odometer over option indices, one digit per mesh dim.
   std::vector<size_t> digit(static_cast<size_t>(mesh_ndim), 0);
   std::vector<Sharding> candidate(static_cast<size_t>(per), Sharding::replicated(mesh_ndim));
@@ -45,7 +57,16 @@ NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const
                                        : inputs[static_cast<size_t>(t - num_out)]->shape;
       valid = is_valid_sharding(shape, s, mesh, options);
     }
-    if (valid) ns.specs.insert(ns.specs.end(), candidate.begin(), candidate.end());
+    if (valid) {
+      ns.specs.insert(ns.specs.end(), candidate.begin(), candidate.end());
+      if (any_sync) {
+        uint32_t mask = 0;
+        for (MeshDim m = 0; m < mesh_ndim; ++m) {
+          if (dim_options[digit[static_cast<size_t>(m)]].sync) mask |= 1u << m;
+        }
+        ns.sync_dims.push_back(mask);
+      }
+    }
     int m = mesh_ndim - 1;
     while (m >= 0 && ++digit[static_cast<size_t>(m)] == dim_options.size()) {
       digit[static_cast<size_t>(m)] = 0;
@@ -101,6 +122,24 @@ void add_compute_times(const Node& node, const std::vector<const TensorMeta*>& i
   }
 }
 
+// The sync all-reduces of every strategy, on each sync'd mesh dim's link.
+void add_sync_times(const std::vector<const TensorMeta*>& inputs,
+                    std::span<const TensorMeta> outputs, const DeviceMesh& mesh,
+                    NodeStrategies& ns) {
+  if (ns.sync_dims.empty()) return;
+  ns.sync_s.assign(static_cast<size_t>(ns.size()), 0.0);
+  for (StrategyIdx s = 0; s < ns.size(); ++s) {
+    std::vector<double> buffers = sync_buffer_bytes(ns, s, inputs, outputs, mesh);
+    for (MeshDim m = 0; m < mesh.ndim(); ++m) {
+      if (!(ns.sync_mask(s) & (1u << m))) continue;
+      for (double bytes : buffers) {
+        ns.sync_s[static_cast<size_t>(s)] +=
+            collective_time(Collective::kAllReduce, mesh.size(m), bytes, mesh.dims[static_cast<size_t>(m)].link);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Expected<OpRule> node_rule(const Graph& graph, NodeId node) {
@@ -121,7 +160,24 @@ Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const 
   std::vector<const TensorMeta*> inputs = input_metas(graph, node);
   NodeStrategies ns = expand_rule(*rule, inputs, n.outputs, mesh, options);
   add_compute_times(n, inputs, mesh, hw, ns);
+  add_sync_times(inputs, n.outputs, mesh, ns);
   return ns;
+}
+
+std::vector<double> sync_buffer_bytes(const NodeStrategies& ns, StrategyIdx s,
+                                      std::span<const TensorMeta* const> inputs,
+                                      std::span<const TensorMeta> outputs, const DeviceMesh& mesh) {
+  std::vector<double> buffers;
+  if (ns.sync_mask(s) == 0 || ns.sync.tensor < 0) return buffers;
+  auto t = static_cast<size_t>(ns.sync.tensor);
+  bool is_input = t < inputs.size();
+  const TensorMeta& meta = is_input ? *inputs[t] : outputs[t - inputs.size()];
+  const Sharding& sh = is_input ? ns.input(s, static_cast<int>(t))
+                                : ns.output(s, static_cast<int>(t - inputs.size()));
+  double bytes = static_cast<double>(dtype_size(meta.dtype));
+  for (int64_t d : local_shape(meta.shape, sh, mesh)) bytes *= static_cast<double>(d);
+  for (int32_t units : ns.sync.units) buffers.push_back(bytes * units);
+  return buffers;
 }
 
 Status check_op_rules(const Graph& graph) {

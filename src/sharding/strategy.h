@@ -31,6 +31,20 @@ struct NodeStrategies {
   int32_t num_outputs = 0;
   std::vector<Sharding> specs;    // per strategy: outputs, then inputs
   std::vector<double> compute_s;  // per strategy, seconds on local shapes (empty before costing)
+  // Sync options (rule.h): per strategy, the mesh dims (bit m) the op
+  // all-reduces across itself, and those all-reduces' seconds. Both empty
+  // when the rule has no sync option.
+  std::vector<uint32_t> sync_dims;
+  std::vector<double> sync_s;
+  SyncCost sync;
+
+  uint32_t sync_mask(StrategyIdx s) const {
+    return sync_dims.empty() ? 0 : sync_dims[static_cast<size_t>(s)];
+  }
+  // What the ILP charges for strategy s: compute plus the op's own all-reduces.
+  double cost(StrategyIdx s) const {
+    return compute_s[static_cast<size_t>(s)] + (sync_s.empty() ? 0.0 : sync_s[static_cast<size_t>(s)]);
+  }
 
   int32_t size() const {
     int32_t per = num_inputs + num_outputs;
@@ -44,7 +58,8 @@ struct NodeStrategies {
   }
 };
 
-// "RS(1),S(0)R->S(0)S(1)": inputs, then outputs.
+// "RS(1),S(0)R->S(0)S(1)": inputs, then outputs; " sync(d0)" when the op
+// all-reduces across mesh dim 0 itself.
 std::string strategy_string(const NodeStrategies& ns, StrategyIdx s);
 
 // The engine: every valid N-D combination of the rule's one-dim options.
@@ -61,6 +76,11 @@ const TensorMeta& input_meta(const Graph& graph, NodeId node, int input);
 Expected<OpRule> node_rule(const Graph& graph, NodeId node);
 
 // One node's strategies with compute times on local shapes.
+// The all-reduces a sync strategy runs on mesh dim m: one buffer of bytes each.
+std::vector<double> sync_buffer_bytes(const NodeStrategies& ns, StrategyIdx s,
+                                      std::span<const TensorMeta* const> inputs,
+                                      std::span<const TensorMeta> outputs, const DeviceMesh& mesh);
+
 Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const DeviceMesh& mesh,
                                          const HardwareProfile& hw,
                                          const ShardingOptions& options = {});

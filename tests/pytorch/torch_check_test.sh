@@ -2,6 +2,8 @@
 # Exports MODEL with PyTorch's values, runs it on NP ranks with
 # --check-against-torch, and expects the "torch check: ... OK" line.
 #   torch_check_test.sh AUTOPAR NP MODEL [autopar run args...]
+# MODEL is one of export_models.py's CLI configs, or corpus:NAME for a model of
+# bench/model_zoo/corpus.py at tiny size with every dropout off.
 # Exit 77 (CTest: skipped) when /usr/bin/python3 cannot import torch.
 set -u
 cli=$1 np=$2 model=$3
@@ -10,7 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "SKIP: /usr/bin/python3 cannot import torch"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-/usr/bin/python3 "$here/export_models.py" "$dir" "$model" || { echo "FAIL: export"; exit 1; }
+if [[ $model == corpus:* ]]; then
+  model=${model#corpus:}
+  /usr/bin/python3 "$here/export_models.py" "$dir" --size tiny --dropout0 "$model" ||
+    { echo "FAIL: export"; exit 1; }
+else
+  /usr/bin/python3 "$here/export_models.py" "$dir" "$model" || { echo "FAIL: export"; exit 1; }
+fi
 out=$(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
   -x OPENBLAS_NUM_THREADS=1 "$cli" run --graph "$dir/$model.json" \
   --check-against-torch "$dir/$model.values" "$@" 2>&1)

@@ -8,8 +8,10 @@
 // (they reduce back to the value). Fixtures: tests/sharding/fixtures.cc.
 #include <algorithm>
 #include <array>
+#include <barrier>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -102,6 +104,49 @@ Tolerance tolerance_for(const at::Tensor& t) {
   return {1e-4, 1e-4};
 }
 
+// A sync strategy's all-reduces (rule.h), simulated: every device's kernel runs
+// on its own thread; each sync_sum waits for all of them, then each device
+// takes the sum over the devices that differ from it only on the sync'd dims.
+class SimulatedSync {
+ public:
+  SimulatedSync(const DeviceMesh& mesh, uint32_t mask)
+      : mesh_(mesh), mask_(mask), barrier_(mesh.num_devices()),
+        slots_(static_cast<size_t>(mesh.num_devices())) {}
+
+  Status sum(int64_t device, at::Tensor& t) {
+    slots_[static_cast<size_t>(device)] = t.clone();
+    barrier_.arrive_and_wait();
+    at::Tensor total = at::zeros_like(t);
+    MeshCoord me = mesh_coordinate(mesh_, device);
+    for (int64_t e = 0; e < mesh_.num_devices(); ++e) {
+      MeshCoord other = mesh_coordinate(mesh_, e);
+      bool same_group = true;
+      for (MeshDim m = 0; m < mesh_.ndim(); ++m) {
+        bool synced = (mask_ & (1u << m)) != 0;
+        if (!synced && other[static_cast<size_t>(m)] != me[static_cast<size_t>(m)]) same_group = false;
+      }
+      if (same_group) total = total.add(slots_[static_cast<size_t>(e)]);
+    }
+    barrier_.arrive_and_wait();  // every device has read before the next round writes
+    t = total;
+    return ok_status();
+  }
+
+  int64_t group_size() const {
+    int64_t n = 1;
+    for (MeshDim m = 0; m < mesh_.ndim(); ++m) {
+      if (mask_ & (1u << m)) n *= mesh_.size(m);
+    }
+    return n;
+  }
+
+ private:
+  const DeviceMesh& mesh_;
+  uint32_t mask_;
+  std::barrier<> barrier_;
+  std::vector<at::Tensor> slots_;
+};
+
 // Runs strategy s of the fixture's node on the mesh; returns "" when the
 // assembled outputs match the full run, else what differs.
 std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& ns, StrategyIdx s,
@@ -114,9 +159,12 @@ std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& 
     per_input.push_back(device_inputs(full_in[i], ns.input(s, static_cast<int>(i)), mesh, 17 + i));
   }
   std::vector<std::vector<at::Tensor>> outs(node.outputs.size());
+  std::vector<std::vector<at::Tensor>> local_in(static_cast<size_t>(mesh.num_devices()));
+  std::vector<std::vector<TensorMeta>> local_out(static_cast<size_t>(mesh.num_devices()));
+  std::vector<KernelContext> contexts(static_cast<size_t>(mesh.num_devices()));
   for (int64_t d = 0; d < mesh.num_devices(); ++d) {
     MeshCoord c = mesh_coordinate(mesh, d);
-    KernelContext ctx;
+    KernelContext& ctx = contexts[static_cast<size_t>(d)];
     std::vector<at::Tensor> in;
     for (size_t i = 0; i < n_in; ++i) {
       const Shape& shape = input_meta(graph, id, static_cast<int>(i)).shape;
@@ -124,13 +172,33 @@ std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& 
       ctx.input_offsets.push_back(shard_offsets(shape, ns.input(s, static_cast<int>(i)), mesh, c));
       ctx.input_full_shapes.push_back(shape);
     }
-    std::vector<TensorMeta> local;
+    std::vector<TensorMeta>& local = local_out[static_cast<size_t>(d)];
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const Sharding& os = ns.output(s, static_cast<int>(o));
       local.push_back({local_shape(node.outputs[o].shape, os, mesh), node.outputs[o].dtype});
       ctx.output_offsets.push_back(shard_offsets(node.outputs[o].shape, os, mesh, c));
     }
-    Expected<std::vector<at::Tensor>> r = run_kernel(node, in, local, ctx);
+    local_in[static_cast<size_t>(d)] = std::move(in);
+  }
+  std::vector<Expected<std::vector<at::Tensor>>> results(static_cast<size_t>(mesh.num_devices()),
+                                                         Error{"not run"});
+  auto run_device = [&](int64_t d) {
+    auto i = static_cast<size_t>(d);
+    results[i] = run_kernel(node, local_in[i], local_out[i], contexts[i]);
+  };
+  if (uint32_t mask = ns.sync_mask(s); mask != 0) {
+    SimulatedSync sync(mesh, mask);
+    std::vector<std::thread> threads;
+    for (int64_t d = 0; d < mesh.num_devices(); ++d) {
+      contexts[static_cast<size_t>(d)].sync_devices = sync.group_size();
+      contexts[static_cast<size_t>(d)].sync_sum = [&sync, d](at::Tensor& t) { return sync.sum(d, t); };
+      threads.emplace_back(run_device, d);
+    }
+    for (std::thread& t : threads) t.join();
+  } else {
+    for (int64_t d = 0; d < mesh.num_devices(); ++d) run_device(d);
+  }
+  for (Expected<std::vector<at::Tensor>>& r : results) {
     if (!r) return "kernel failed: " + r.error().message;
     for (size_t o = 0; o < r->size(); ++o) outs[o].push_back((*r)[o]);
   }

@@ -42,12 +42,24 @@ TEST(CnnRules, ConvBackwardBatchShardLeavesWeightAndBiasGradientsPartial) {
 }
 
 // Training mode normalizes with statistics over N, H and W.
-TEST(CnnRules, TrainingBatchNormShardsOnlyChannels) {
+// A batch shard is right only as SyncBatchNorm: the op all-reduces its
+// statistics across the mesh dim (a sync strategy), never on its own.
+TEST(CnnRules, TrainingBatchNormShardsChannelsAndTheBatchOnlyAsSyncBatchNorm) {
   std::set<std::string> s = strategies_on_2(OpId::kNativeBatchNorm);
   EXPECT_TRUE(s.count("S(1),S(0),S(0),S(0),S(0)->S(1),S(0),S(0)"));
-  for (const std::string& x : s) EXPECT_NE(x.substr(0, 4), "S(0)") << x;
+  EXPECT_TRUE(s.count("S(0),R,R,R,R->S(0),R,R sync(d0)"));
+  for (const std::string& x : s) {
+    if (x.substr(0, 4) == "S(0)") {
+      EXPECT_NE(x.find(" sync(d0)"), std::string::npos) << x;
+    }
+  }
   std::set<std::string> b = strategies_on_2(OpId::kNativeBatchNormBackward);
-  for (const std::string& x : b) EXPECT_NE(x.substr(0, 4), "S(0)") << "batch-sharded grad: " << x;
+  EXPECT_TRUE(b.count("S(0),S(0),R,R,R,R,R->S(0),R,R sync(d0)"));
+  for (const std::string& x : b) {
+    if (x.substr(0, 4) == "S(0)") {
+      EXPECT_NE(x.find(" sync(d0)"), std::string::npos) << x;
+    }
+  }
   EXPECT_TRUE(b.count("P,R,R,R,R,R,R->P,P,P")) << "linear in grad_out";
 }
 

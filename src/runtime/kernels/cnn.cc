@@ -1,6 +1,8 @@
 // Convolution, batch norm, max pooling and hardtanh (relu6), with their
 // backward ops, as libtorch calls. Sharded calls need no offsets: every rule
-// of these ops (sharding/rules/cnn.cc) gives each device whole planes.
+// of these ops (sharding/rules/cnn.cc) gives each device whole planes. Batch
+// norm on a batch shard (the sync option) reduces its statistics across the
+// devices through KernelContext::sync_sum, as torch.nn.SyncBatchNorm does.
 // Outputs an output_mask turns off are empty [0] tensors (PyTorch: None).
 #include <array>
 
@@ -13,6 +15,10 @@
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_batch_norm_backward.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/sum.h>
 
 #include "runtime/kernels/kernel_call.h"
 
@@ -58,6 +64,71 @@ c10::optional<at::Tensor> optional_input(const KernelCall& call, size_t i) {
 // groups than the full one. Input channels / weight's channels per group.
 int64_t local_groups(const at::Tensor& input, const at::Tensor& weight) {
   return input.size(1) / weight.size(1);
+}
+
+// Every dim but the channels (dim 1): what batch norm reduces over.
+std::vector<int64_t> reduced_dims(const at::Tensor& x) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d != 1) dims.push_back(d);
+  }
+  return dims;
+}
+
+// A [C] statistic shaped to broadcast over x ([1, C, 1, ...]).
+at::Tensor per_channel(const at::Tensor& stat, const at::Tensor& x) {
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[1] = stat.size(0);
+  return stat.reshape(shape);
+}
+
+// Values per channel over every device of the sync group.
+double synced_count(const KernelCall& call, const at::Tensor& x) {
+  return static_cast<double>(x.numel() / x.size(1)) * static_cast<double>(call.context.sync_devices);
+}
+
+// Training batch norm with statistics over every device's shard: the mean
+// from an all-reduced sum, then the (biased) variance from an all-reduced
+// centred sum of squares.
+KernelResult synced_batch_norm(const KernelCall& call) {
+  const at::Tensor& x = call.in[0];
+  const Attrs& a = call.attrs();
+  double count = synced_count(call, x);
+  at::Tensor sum = x.sum(reduced_dims(x));
+  if (Status s = call.context.sync_sum(sum); !s) return s.error();
+  at::Tensor mean = sum / count;
+  at::Tensor centred = x - per_channel(mean, x);
+  at::Tensor squares = (centred * centred).sum(reduced_dims(x));
+  if (Status s = call.context.sync_sum(squares); !s) return s.error();
+  at::Tensor invstd = (squares / count + a.get_scalar("eps")).rsqrt();
+  at::Tensor out = centred * per_channel(invstd, x) * per_channel(call.in[1], x) +
+                   per_channel(call.in[2], x);
+  return Tensors{out, mean, invstd};
+}
+
+// Its backward: grad_input needs the whole batch's sums of grad_out and of
+// grad_out * x_hat (one [2, C] all-reduce), which are the bias and weight
+// gradients.
+KernelResult synced_batch_norm_backward(const KernelCall& call) {
+  const at::Tensor& g = call.in[0];
+  const at::Tensor& x = call.in[1];
+  bool stats = call.in.size() == 7;
+  const at::Tensor& mean = call.in[stats ? 5 : 3];
+  const at::Tensor& invstd = call.in[stats ? 6 : 4];
+  at::Tensor x_hat = (x - per_channel(mean, x)) * per_channel(invstd, x);
+  at::Tensor sums = at::stack({g.sum(reduced_dims(x)), (g * x_hat).sum(reduced_dims(x))});
+  if (Status s = call.context.sync_sum(sums); !s) return s.error();
+  double count = synced_count(call, x);
+  at::Tensor sum_g = sums[0];
+  at::Tensor sum_gx = sums[1];
+  std::array<bool, 3> mask = output_mask(call.attrs());
+  at::Tensor grad_input;
+  if (mask[0]) {
+    grad_input = per_channel(call.in[2] * invstd, x) *
+                 (g - per_channel(sum_g / count, x) - x_hat * per_channel(sum_gx / count, x));
+  }
+  return masked_outputs({grad_input, mask[1] ? sum_gx : at::Tensor(), mask[2] ? sum_g : at::Tensor()},
+                        g);
 }
 
 }  // namespace
@@ -122,6 +193,7 @@ KernelResult max_pool2d_with_indices_backward(const KernelCall& call) {
 KernelResult native_batch_norm(const KernelCall& call) {
   const Attrs& a = call.attrs();
   bool training = a.get_bool("training");
+  if (training && call.context.sync_sum) return synced_batch_norm(call);
   auto [out, mean, invstd] = at::native_batch_norm(
       call.in[0], call.in[1], call.in[2], training ? c10::nullopt : optional_input(call, 3),
       training ? c10::nullopt : optional_input(call, 4), training, a.get_scalar("momentum"),
@@ -136,6 +208,7 @@ KernelResult native_batch_norm(const KernelCall& call) {
 // (grad_out, input, weight, [running_mean, running_var,] save_mean, save_invstd).
 KernelResult native_batch_norm_backward(const KernelCall& call) {
   const Attrs& a = call.attrs();
+  if (a.get_bool("train") && call.context.sync_sum) return synced_batch_norm_backward(call);
   bool stats = call.in.size() == 7;
   c10::optional<at::Tensor> running_mean, running_var;
   if (stats) running_mean = call.in[3], running_var = call.in[4];

@@ -174,9 +174,10 @@ void add_linear(OpRule& rule, std::initializer_list<int> inputs) {
   rule.linear.push_back(mask);
 }
 
-Status add_extra(OpRule& rule, std::string_view option) {
+Status add_extra(OpRule& rule, std::string_view option, bool sync) {
   size_t arrow = option.find("->");
   DimOption o;
+  o.sync = sync;
   for (std::string_view part : {option.substr(0, arrow), option.substr(arrow + 2)}) {
     if (part.empty()) continue;
     Expected<Sharding> s = parse_sharding(part);

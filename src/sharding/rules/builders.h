@@ -32,8 +32,9 @@ void mark_replicate_only(OpRule& rule, char factor);
 void mark_reduce(OpRule& rule, char factor, ReduceOp op);
 // Linear group over inputs (bit i = input i may be Partial).
 void add_linear(OpRule& rule, std::initializer_list<int> inputs);
-// An extra option from its printed form, e.g. "S(0)R->P".
-Status add_extra(OpRule& rule, std::string_view option);
+// An extra option from its printed form, e.g. "S(0)R->P"; sync: the op
+// all-reduces across the mesh dim itself (rule.h).
+Status add_extra(OpRule& rule, std::string_view option, bool sync = false);
 
 // Rules shared by several families.
 Expected<OpRule> identity_rule(const RuleCall& call, bool linear);  // unary, same shape

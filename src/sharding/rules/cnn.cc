@@ -115,6 +115,13 @@ Expected<OpRule> native_batch_norm_rule(const RuleCall& call) {
   Expected<OpRule> rule = rule_from_spec(spec, call);
   if (!rule) return rule;
   mark_replicate_only(*rule, 'n');
+  if (training) {
+    // SyncBatchNorm: a batch shard, with the statistics all-reduced by the op
+    // (a sum, then a centred sum of squares: two [C] all-reduces).
+    std::string whole(static_cast<size_t>(call.num_inputs() - 1), 'R');
+    if (Status s = add_extra(*rule, "S(0)" + whole + "->S(0)RR", /*sync=*/true); !s) return s.error();
+    rule->sync = {call.num_inputs() + 1, {1, 1}};
+  }
   if (!training) {
     // The saved statistics are empty ([0]), so both options are written out.
     size_t stats = static_cast<size_t>(call.num_inputs() - 1);
@@ -141,6 +148,18 @@ Expected<OpRule> native_batch_norm_backward_rule(const RuleCall& call) {
   if (!rule) return rule;
   mark_replicate_only(*rule, 'n');
   add_linear(*rule, {0});
+  if (call.attrs.get_bool("train")) {
+    // SyncBatchNorm's backward: grad_input needs the sums of grad_out and of
+    // grad_out * x_hat over the whole batch (one [2, C] all-reduce), which are
+    // also the weight and bias gradients.
+    std::string whole(static_cast<size_t>(call.num_inputs() - 2), 'R');
+    std::string grad_input = is_masked(call.outputs[0]) ? "R" : "S(0)";
+    if (Status s = add_extra(*rule, "S(0)S(0)" + whole + "->" + grad_input + "RR", /*sync=*/true);
+        !s) {
+      return s.error();
+    }
+    rule->sync = {call.num_inputs() - 2, {2}};  // units of save_mean ([C])
+  }
   return rule;
 }
 
