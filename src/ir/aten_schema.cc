@@ -13,22 +13,29 @@ constexpr const char* kAtenSchemaTexts[] = {
 #include "aten_schemas.inc"
 };
 
+// Positions of c outside brackets and quotes.
+std::vector<size_t> top_level_positions(std::string_view text, char c) {
+  std::vector<size_t> found;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (ch == '"') quoted = !quoted;
+    if (quoted) continue;
+    if (ch == '(' || ch == '[') ++depth;
+    if (ch == ')' || ch == ']') --depth;
+    if (ch == c && depth == 0) found.push_back(i);
+  }
+  return found;
+}
+
 // Splits at commas that are outside brackets and quotes.
 std::vector<std::string_view> split_top_level(std::string_view text) {
   std::vector<std::string_view> parts;
-  int depth = 0;
-  bool quoted = false;
   size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '"') quoted = !quoted;
-    if (quoted) continue;
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
+  for (size_t comma : top_level_positions(text, ',')) {
+    parts.push_back(text.substr(start, comma - start));
+    start = comma + 1;
   }
   if (start < text.size()) parts.push_back(text.substr(start));
   return parts;
@@ -42,21 +49,9 @@ std::string_view trim(std::string_view text) {
 
 // Position of c at bracket depth 0 outside quotes, or npos; the last one if `last`.
 size_t find_top_level(std::string_view text, char c, bool last) {
-  int depth = 0;
-  bool quoted = false;
-  size_t found = std::string_view::npos;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char ch = text[i];
-    if (ch == '"') quoted = !quoted;
-    if (quoted) continue;
-    if (ch == '(' || ch == '[') ++depth;
-    if (ch == ')' || ch == ']') --depth;
-    if (ch == c && depth == 0) {
-      found = i;
-      if (!last) return found;
-    }
-  }
-  return found;
+  std::vector<size_t> found = top_level_positions(text, c);
+  if (found.empty()) return std::string_view::npos;
+  return last ? found.back() : found.front();
 }
 
 // "Tensor(a!)" -> "Tensor" (mutated), "Tensor(a -> *)[]" -> "Tensor[]".

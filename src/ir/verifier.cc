@@ -132,56 +132,49 @@ Status check_output_node(const Graph& graph, size_t index, const GraphOutput& ou
   return ok_status();
 }
 
-Status check_gradient(const Graph& graph, size_t index, const GraphOutput& output,
-                      std::unordered_map<NodeId, size_t>& grad_of) {
-  if (!valid_id(graph, output.param)) {
-    return make_error("graph output {} (grad): param id {} is not a node of the graph", index,
-                      output.param);
-  }
-  const Node& param = graph.node(output.param);
-  if (!param.is_placeholder() || param.kind != PlaceholderKind::kParam) {
-    std::string what = param.is_placeholder()
-                           ? fmt::format("its kind is {}", placeholder_kind_name(param.kind))
-                           : fmt::format("its op is {}", node_op_name(param));
-    return make_error("graph output {} (grad): '{}' is not a param placeholder ({})",
-                      index, param.name, what);
-  }
-  const Node& grad = graph.node(output.node);
-  if (grad.meta() != param.meta()) {
-    return make_error("graph output {} (grad of '{}'): node '{}' is {}, but the param is {}",
-                      index, param.name, grad.name, to_string(grad.meta()),
-                      to_string(param.meta()));
-  }
-  auto [it, inserted] = grad_of.emplace(output.param, index);
-  if (!inserted) {
-    return make_error("graph output {} (grad of '{}'): the param already has a gradient "
-                      "(graph output {})", index, param.name, it->second);
-  }
-  return ok_status();
-}
+// The wording of a paired output: a gradient lands in its param, a buffer
+// update in its buffer.
+struct PairedKind {
+  std::string_view output;  // "grad" / "buffer"
+  std::string_view holder;  // "param" / "buffer"
+  PlaceholderKind kind;
+  std::string_view of;      // "grad of" / "update of"
+  std::string_view twice;   // what a second one says
+};
 
-// grad_of also records buffers: one update per buffer.
-Status check_buffer_update(const Graph& graph, size_t index, const GraphOutput& output,
-                           std::unordered_map<NodeId, size_t>& update_of) {
-  if (!valid_id(graph, output.buffer)) {
-    return make_error("graph output {} (buffer): buffer id {} is not a node of the graph", index,
-                      output.buffer);
+constexpr PairedKind kGradientPair{"grad", "param", PlaceholderKind::kParam, "grad of",
+                                   "the param already has a gradient"};
+constexpr PairedKind kBufferPair{"buffer", "buffer", PlaceholderKind::kBuffer, "update of",
+                                 "the buffer is already updated"};
+
+// A gradient or buffer update: its placeholder exists and has the right kind,
+// the value has its meta, and no placeholder gets two. seen: placeholder ->
+// graph output index.
+Status check_paired(const Graph& graph, size_t index, const GraphOutput& output,
+                    const PairedKind& k, std::unordered_map<NodeId, size_t>& seen) {
+  NodeId target = output.placeholder();
+  if (!valid_id(graph, target)) {
+    return make_error("graph output {} ({}): {} id {} is not a node of the graph", index,
+                      k.output, k.holder, target);
   }
-  const Node& buffer = graph.node(output.buffer);
-  if (!buffer.is_placeholder() || buffer.kind != PlaceholderKind::kBuffer) {
-    return make_error("graph output {} (buffer): '{}' is not a buffer placeholder", index,
-                      buffer.name);
+  const Node& holder = graph.node(target);
+  if (!holder.is_placeholder() || holder.kind != k.kind) {
+    std::string what = holder.is_placeholder()
+                           ? fmt::format("its kind is {}", placeholder_kind_name(holder.kind))
+                           : fmt::format("its op is {}", node_op_name(holder));
+    return make_error("graph output {} ({}): '{}' is not a {} placeholder ({})", index, k.output,
+                      holder.name, k.holder, what);
   }
   const Node& value = graph.node(output.node);
-  if (value.meta() != buffer.meta()) {
-    return make_error("graph output {} (buffer '{}'): node '{}' is {}, but the buffer is {}",
-                      index, buffer.name, value.name, to_string(value.meta()),
-                      to_string(buffer.meta()));
+  if (value.meta() != holder.meta()) {
+    return make_error("graph output {} ({} '{}'): node '{}' is {}, but the {} is {}", index, k.of,
+                      holder.name, value.name, to_string(value.meta()), k.holder,
+                      to_string(holder.meta()));
   }
-  auto [it, inserted] = update_of.emplace(output.buffer, index);
+  auto [it, inserted] = seen.emplace(target, index);
   if (!inserted) {
-    return make_error("graph output {} (buffer '{}'): the buffer is already updated by graph "
-                      "output {}", index, buffer.name, it->second);
+    return make_error("graph output {} ({} '{}'): {} (graph output {})", index, k.of, holder.name,
+                      k.twice, it->second);
   }
   return ok_status();
 }
@@ -194,10 +187,9 @@ Status check_outputs(const Graph& graph) {
     if (Status s = check_output_node(graph, i, outputs[i]); !s) return s;
     if (outputs[i].kind == OutputKind::kLoss) {
       losses.push_back(i);
-    } else if (outputs[i].kind == OutputKind::kBuffer) {
-      if (Status s = check_buffer_update(graph, i, outputs[i], grad_of); !s) return s;
-    } else if (Status s = check_gradient(graph, i, outputs[i], grad_of); !s) {
-      return s;
+    } else {
+      const PairedKind& k = outputs[i].kind == OutputKind::kBuffer ? kBufferPair : kGradientPair;
+      if (Status s = check_paired(graph, i, outputs[i], k, grad_of); !s) return s;
     }
   }
   if (losses.empty()) return make_error("graph has no loss output; exactly one is required");
