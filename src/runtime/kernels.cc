@@ -2,6 +2,7 @@
 // output checks against the expected local metadata, libtorch errors as values.
 #include "runtime/kernels.h"
 
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
 #include "runtime/kernels/kernel_call.h"
@@ -127,6 +128,35 @@ at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallbac
   if (value == nullptr) return at::Scalar(fallback);
   if (const int64_t* i = std::get_if<int64_t>(value)) return at::Scalar(*i);
   return at::Scalar(attrs.get_scalar(name));
+}
+
+bool bool_or(const Attrs& attrs, std::string_view name, bool fallback) {
+  return attrs.has(name) ? attrs.get_bool(name) : fallback;
+}
+
+std::vector<int64_t> ints_or(const Attrs& attrs, std::string_view name,
+                             std::vector<int64_t> fallback) {
+  if (!attrs.has(name) || attrs.get_ints(name).empty()) return fallback;
+  return attrs.get_ints(name);
+}
+
+c10::optional<at::Tensor> optional_input(const KernelCall& call, size_t i) {
+  if (i >= call.in.size()) return c10::nullopt;
+  return call.in[i];
+}
+
+std::array<bool, 3> output_mask(const Attrs& attrs) {
+  std::array<bool, 3> mask{true, true, true};
+  if (!attrs.has("output_mask")) return mask;
+  const std::vector<int64_t>& v = attrs.get_ints("output_mask");
+  for (size_t i = 0; i < mask.size() && i < v.size(); ++i) mask[i] = v[i] != 0;
+  return mask;
+}
+
+Tensors masked_outputs(std::tuple<at::Tensor, at::Tensor, at::Tensor> grads, const at::Tensor& like) {
+  auto or_empty = [&](const at::Tensor& t) { return t.defined() ? t : at::empty({0}, like.options()); };
+  auto& [a, b, c] = grads;
+  return Tensors{or_empty(a), or_empty(b), or_empty(c)};
 }
 
 }  // namespace kernels

@@ -15,6 +15,8 @@ namespace {
 
 constexpr int64_t kSpatialDims = 2;  // conv2d / max_pool2d only
 
+}  // namespace
+
 // An int[2] argument; aten also accepts one int for both dims.
 Expected<std::vector<int64_t>> pair_attr(const Attrs& attrs, std::string_view name,
                                          std::vector<int64_t> fallback) {
@@ -26,25 +28,6 @@ Expected<std::vector<int64_t>> pair_attr(const Attrs& attrs, std::string_view na
   }
   return v;
 }
-
-// The output_mask of a backward op (0/1 per gradient); all on when absent.
-std::vector<bool> output_mask(const Attrs& attrs) {
-  std::vector<bool> mask(3, true);
-  if (!attrs.has("output_mask")) return mask;
-  const std::vector<int64_t>& v = attrs.get_ints("output_mask");
-  for (size_t i = 0; i < mask.size() && i < v.size(); ++i) mask[i] = v[i] != 0;
-  return mask;
-}
-
-TensorMeta masked(bool on, TensorMeta meta) {
-  if (!on) meta.shape = {0};
-  return meta;
-}
-
-// The window arguments shared by convolution and max pooling.
-struct Window {
-  std::vector<int64_t> kernel, stride, padding, dilation;
-};
 
 // floor((in + 2p - d(k-1) - 1) / s) + 1; with ceil_mode the division rounds up,
 // but the last window must still start inside the input or its left padding.
@@ -59,6 +42,8 @@ Expected<int64_t> window_out(int64_t in, const Window& w, size_t d, bool ceil_mo
   if (ceil_mode && (out - 1) * w.stride[d] >= in + w.padding[d]) --out;
   return out;
 }
+
+namespace {
 
 Expected<Shape> conv_out_shape(const OpCall& call, const TensorMeta& x, const TensorMeta& w) {
   if (Status s = require_rank(x, 4, "convolution input (NCHW)"); !s) return s.error();
@@ -89,6 +74,8 @@ Expected<Shape> conv_out_shape(const OpCall& call, const TensorMeta& x, const Te
   return out;
 }
 
+}  // namespace
+
 Expected<Window> pool_window(const Attrs& attrs) {
   Window win;
   Expected<std::vector<int64_t>> k = pair_attr(attrs, "kernel_size", {});
@@ -104,6 +91,8 @@ Expected<Window> pool_window(const Attrs& attrs) {
   return win;
 }
 
+namespace {
+
 Expected<Shape> pool_out_shape(const OpCall& call, const TensorMeta& x) {
   if (Status s = require_rank(x, 4, "max_pool2d input (NCHW)"); !s) return s.error();
   Expected<Window> win = pool_window(call.attrs);
@@ -116,14 +105,6 @@ Expected<Shape> pool_out_shape(const OpCall& call, const TensorMeta& x) {
     out[2 + d] = *o;
   }
   return out;
-}
-
-Status require_channel_vector(const TensorMeta& t, int64_t channels, std::string_view what) {
-  if (t.rank() != 1 || t.shape[0] != channels) {
-    return make_error("{} must be [{}] (one value per channel), got {}", what, channels,
-                      to_string(t));
-  }
-  return ok_status();
 }
 
 // Multiply-adds per output element: (C / groups) * KH * KW.

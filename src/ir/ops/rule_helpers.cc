@@ -36,6 +36,14 @@ Status require_rank(const TensorMeta& t, int64_t rank, std::string_view what) {
   return ok_status();
 }
 
+Status require_channel_vector(const TensorMeta& t, int64_t channels, std::string_view what) {
+  if (t.rank() != 1 || t.shape[0] != channels) {
+    return make_error("{} must be [{}] (one value per channel), got {}", what, channels,
+                      to_string(t));
+  }
+  return ok_status();
+}
+
 double out_numel(Metas outputs) {
   double n = 0;
   for (const TensorMeta& m : outputs) n += static_cast<double>(m.numel());
@@ -46,6 +54,19 @@ double in_bytes(const OpCall& call) {
   double bytes = 0;
   for (int i = 0; i < call.num_inputs(); ++i) bytes += static_cast<double>(call.in(i).bytes());
   return bytes;
+}
+
+std::vector<bool> output_mask(const Attrs& attrs) {
+  std::vector<bool> mask(3, true);
+  if (!attrs.has("output_mask")) return mask;
+  const std::vector<int64_t>& v = attrs.get_ints("output_mask");
+  for (size_t i = 0; i < mask.size() && i < v.size(); ++i) mask[i] = v[i] != 0;
+  return mask;
+}
+
+TensorMeta masked(bool on, TensorMeta meta) {
+  if (!on) meta.shape = {0};
+  return meta;
 }
 
 double out_bytes(Metas outputs) {

@@ -18,9 +18,14 @@ Outputs one(TensorMeta meta);
 Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 Status require_same_dtype(const TensorMeta& a, const TensorMeta& b, std::string_view what);
 Status require_rank(const TensorMeta& t, int64_t rank, std::string_view what);
+Status require_channel_vector(const TensorMeta& t, int64_t channels, std::string_view what);  // [C]
 double out_numel(Metas outputs);  // sum over outputs
 double in_bytes(const OpCall& call);
 double out_bytes(Metas outputs);
+// The output_mask of a backward op (aten bool[3] as 0/1 ints); all on when absent.
+std::vector<bool> output_mask(const Attrs& attrs);
+// An output the output_mask turns off is the empty [0] tensor (PyTorch: None).
+TensorMeta masked(bool on, TensorMeta meta);
 
 // structural.cc
 Outputs placeholder_shape(const OpCall& call);
@@ -87,6 +92,18 @@ double random_flops(const OpCall& call, Metas outputs);
 double random_bytes(const OpCall& call, Metas outputs);
 
 // cnn.cc (PyTorch import: CNN ops)
+// The window arguments of convolution and pooling (2-D), and their helpers.
+struct Window {
+  std::vector<int64_t> kernel, stride, padding, dilation;
+};
+// An int[2] argument; aten also accepts one int for both dims.
+Expected<std::vector<int64_t>> pair_attr(const Attrs& attrs, std::string_view name,
+                                         std::vector<int64_t> fallback);
+// Output size of spatial dim d: floor((in + 2p - d(k-1) - 1) / s) + 1, or
+// rounded up with ceil_mode (the last window starting inside the input).
+Expected<int64_t> window_out(int64_t in, const Window& w, size_t d, bool ceil_mode);
+// kernel_size, stride (empty: the kernel), padding (0) and dilation (1).
+Expected<Window> pool_window(const Attrs& attrs);
 Outputs convolution_shape(const OpCall& call);
 Outputs convolution_backward_shape(const OpCall& call);
 Outputs max_pool2d_with_indices_shape(const OpCall& call);

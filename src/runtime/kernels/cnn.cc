@@ -4,8 +4,6 @@
 // norm on a batch shard (the sync option) reduces its statistics across the
 // devices through KernelContext::sync_sum, as torch.nn.SyncBatchNorm does.
 // Outputs an output_mask turns off are empty [0] tensors (PyTorch: None).
-#include <array>
-
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
@@ -24,41 +22,6 @@
 
 namespace autopar::kernels {
 namespace {
-
-std::vector<int64_t> ints_or(const Attrs& attrs, std::string_view name,
-                             std::vector<int64_t> fallback) {
-  if (!attrs.has(name) || attrs.get_ints(name).empty()) return fallback;
-  return attrs.get_ints(name);
-}
-
-bool bool_or(const Attrs& attrs, std::string_view name, bool fallback) {
-  return attrs.has(name) ? attrs.get_bool(name) : fallback;
-}
-
-std::array<bool, 3> output_mask(const Attrs& attrs) {
-  std::array<bool, 3> mask{true, true, true};
-  if (!attrs.has("output_mask")) return mask;
-  const std::vector<int64_t>& v = attrs.get_ints("output_mask");
-  for (size_t i = 0; i < mask.size() && i < v.size(); ++i) mask[i] = v[i] != 0;
-  return mask;
-}
-
-// An undefined (masked-out) gradient as the graph's empty [0] tensor.
-at::Tensor or_empty(const at::Tensor& t, const at::Tensor& like) {
-  return t.defined() ? t : at::empty({0}, like.options());
-}
-
-Tensors masked_outputs(std::tuple<at::Tensor, at::Tensor, at::Tensor> grads,
-                       const at::Tensor& like) {
-  auto& [a, b, c] = grads;
-  return Tensors{or_empty(a, like), or_empty(b, like), or_empty(c, like)};
-}
-
-// libtorch 1.13 takes c10::optional (not std::optional) for Tensor? arguments.
-c10::optional<at::Tensor> optional_input(const KernelCall& call, size_t i) {
-  if (i >= call.in.size()) return c10::nullopt;
-  return call.in[i];
-}
 
 // The groups of this device's call: a sharded depthwise conv holds fewer
 // groups than the full one. Input channels / weight's channels per group.

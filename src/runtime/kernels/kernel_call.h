@@ -2,8 +2,10 @@
 // (one file each in this folder). kernels.cc dispatches by OpId.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -41,6 +43,20 @@ KernelFn kernel_for(OpId op);
 // plus an int scalar stays int); `fallback` when absent.
 at::Scalar scalar_attr(const Attrs& attrs, std::string_view name, double fallback);
 inline Tensors one(at::Tensor t) { return Tensors{std::move(t)}; }
+
+// Optional attributes with aten's default as `fallback` (ints: see
+// Attrs::get_int_or); an empty int list counts as absent (aten's `stride=[]`).
+bool bool_or(const Attrs& attrs, std::string_view name, bool fallback);
+std::vector<int64_t> ints_or(const Attrs& attrs, std::string_view name,
+                             std::vector<int64_t> fallback);
+// Input i for a Tensor? argument; absent past the last input. libtorch 1.13
+// takes c10::optional (not std::optional) there.
+c10::optional<at::Tensor> optional_input(const KernelCall& call, size_t i);
+// A backward op's output_mask (aten bool[3] written as 0/1 ints); all on when absent.
+std::array<bool, 3> output_mask(const Attrs& attrs);
+// Three gradients with the undefined (masked-out) ones as the graph's empty
+// [0] tensor of `like`'s dtype.
+Tensors masked_outputs(std::tuple<at::Tensor, at::Tensor, at::Tensor> grads, const at::Tensor& like);
 
 // generic.cc: any aten op through libtorch's dispatcher (OpId::kGeneric)
 KernelResult generic(const KernelCall& call);

@@ -27,10 +27,6 @@ ShardIndices shard_indices(const at::Tensor& indices, int64_t offset, int64_t ro
   return {shifted.masked_fill(outside, 0), outside};
 }
 
-int64_t optional_int(const Attrs& attrs, std::string_view name, int64_t fallback) {
-  return attrs.has(name) ? attrs.get_int(name) : fallback;
-}
-
 }  // namespace
 
 // Row-sharded table: rows outside this shard give zeros, so the sum over the
@@ -58,7 +54,7 @@ KernelResult embedding_dense_backward(const KernelCall& call) {
   int64_t width = grad.size(-1);
   at::Tensor flat_grad = grad.reshape({-1, width});
   at::Tensor flat_idx = call.in[1].reshape({-1}).to(at::kLong);
-  int64_t padding_idx = optional_int(call.attrs(), "padding_idx", -1);
+  int64_t padding_idx = call.attrs().get_int_or("padding_idx", -1);
   at::Tensor keep = at::ones_like(flat_idx, at::kBool);
   if (padding_idx >= 0) keep = flat_idx.ne(padding_idx);
   if (call.attrs().has("scale_grad_by_freq") && call.attrs().get_bool("scale_grad_by_freq")) {

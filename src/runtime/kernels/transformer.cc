@@ -13,18 +13,6 @@
 #include "runtime/kernels/kernel_call.h"
 
 namespace autopar::kernels {
-namespace {
-
-int64_t int_or(const Attrs& attrs, std::string_view name, int64_t fallback) {
-  return attrs.has(name) ? attrs.get_int(name) : fallback;
-}
-
-c10::optional<at::Tensor> optional_in(const KernelCall& call, size_t i) {
-  if (i < call.in.size()) return call.in[i];
-  return c10::nullopt;
-}
-
-}  // namespace
 
 KernelResult cat(const KernelCall& call) {
   std::vector<at::Tensor> parts(call.in.begin(), call.in.end());
@@ -40,7 +28,7 @@ KernelResult gelu_backward(const KernelCall& call) {
 KernelResult native_layer_norm(const KernelCall& call) {
   auto [out, mean, rstd] =
       at::native_layer_norm(call.in[0], call.attrs().get_ints("normalized_shape"),
-                            optional_in(call, 1), optional_in(call, 2),
+                            optional_input(call, 1), optional_input(call, 2),
                             call.attrs().get_scalar("eps"));
   return Tensors{out, mean, rstd};
 }
@@ -48,7 +36,7 @@ KernelResult native_layer_norm(const KernelCall& call) {
 KernelResult native_layer_norm_backward(const KernelCall& call) {
   auto [gx, gw, gb] = at::native_layer_norm_backward(
       call.in[0].contiguous(), call.in[1], call.attrs().get_ints("normalized_shape"), call.in[2],
-      call.in[3], optional_in(call, 4), optional_in(call, 5), {true, true, true});
+      call.in[3], optional_input(call, 4), optional_input(call, 5), {true, true, true});
   // Without weight/bias aten leaves their gradients undefined: give zeros of the expected size.
   if (!gw.defined()) gw = at::zeros(call.out_shape(1), call.in[0].options());
   if (!gb.defined()) gb = at::zeros(call.out_shape(2), call.in[0].options());
@@ -71,9 +59,9 @@ KernelResult select_backward(const KernelCall& call) {
 
 KernelResult slice_tensor(const KernelCall& call) {
   const Attrs& a = call.attrs();
-  int64_t dim = int_or(a, "dim", 0);
-  int64_t end = int_or(a, "end", call.in[0].size(dim));
-  return one(call.in[0].slice(dim, int_or(a, "start", 0), end, int_or(a, "step", 1)));
+  int64_t dim = a.get_int_or("dim", 0);
+  int64_t end = a.get_int_or("end", call.in[0].size(dim));
+  return one(call.in[0].slice(dim, a.get_int_or("start", 0), end, a.get_int_or("step", 1)));
 }
 
 KernelResult slice_backward(const KernelCall& call) {

@@ -188,6 +188,8 @@ Status add_extra(OpRule& rule, std::string_view option, bool sync) {
   return check_rule(rule);
 }
 
+bool is_masked(const TensorMeta& out) { return out.shape == Shape{0}; }
+
 Expected<OpRule> identity_rule(const RuleCall& call, bool linear) {
   std::string l = letters(call.in(0).rank());
   Expected<OpRule> rule = rule_from_spec(l + "->" + l, call);

@@ -36,6 +36,10 @@ void add_linear(OpRule& rule, std::initializer_list<int> inputs);
 // all-reduces across the mesh dim itself (rule.h).
 Status add_extra(OpRule& rule, std::string_view option, bool sync = false);
 
+// An output an output_mask turns off: the empty [0] tensor (PyTorch's None).
+// It sees no factor ("_" in a spec) and is Replicate in every option.
+bool is_masked(const TensorMeta& out);
+
 // Rules shared by several families.
 Expected<OpRule> identity_rule(const RuleCall& call, bool linear);  // unary, same shape
 

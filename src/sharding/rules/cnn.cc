@@ -25,8 +25,6 @@ std::string nchw(const TensorMeta& t, std::string_view lead = "nc") {
   return s;
 }
 
-bool is_masked(const TensorMeta& out) { return out.shape == Shape{0}; }
-
 // How a convolution's groups split its channels.
 enum class Grouping { kDense, kDepthwise, kOther };
 
