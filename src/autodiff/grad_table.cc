@@ -54,6 +54,15 @@ constexpr std::array kImportedOnly = {
     OpId::kSliceTensor,
     OpId::kSoftmax,
     OpId::kSoftmaxBackwardData,
+    // PyTorch import: model-zoo activations
+    OpId::kHardsigmoid,
+    OpId::kHardsigmoidBackward,
+    OpId::kHardswish,
+    OpId::kHardswishBackward,
+    OpId::kSigmoid,
+    OpId::kSigmoidBackward,
+    OpId::kTanh,
+    OpId::kTanhBackward,
 };
 
 // clang-format off
@@ -119,6 +128,15 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kSliceTensor, nullptr},
   {OpId::kSoftmax, nullptr},
   {OpId::kSoftmaxBackwardData, nullptr},
+  // PyTorch import: model-zoo activations
+  {OpId::kHardsigmoid, nullptr},
+  {OpId::kHardsigmoidBackward, nullptr},
+  {OpId::kHardswish, nullptr},
+  {OpId::kHardswishBackward, nullptr},
+  {OpId::kSigmoid, nullptr},
+  {OpId::kSigmoidBackward, nullptr},
+  {OpId::kTanh, nullptr},
+  {OpId::kTanhBackward, nullptr},
 }};
 // clang-format on
 

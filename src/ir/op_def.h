@@ -92,6 +92,15 @@ enum class OpId : uint16_t {
   kSliceTensor,
   kSoftmax,
   kSoftmaxBackwardData,
+  // PyTorch import: model-zoo activations (src/ir/ops/activations.cc)
+  kHardsigmoid,
+  kHardsigmoidBackward,
+  kHardswish,
+  kHardswishBackward,
+  kSigmoid,
+  kSigmoidBackward,
+  kTanh,
+  kTanhBackward,
   kCount
 };
 

@@ -79,6 +79,7 @@ constexpr AttrSpec kSliceAttrs[] = {{"dim", T::kInt, false}, {"start", T::kInt, 
                                {"end", T::kInt, false}, {"step", T::kInt, false}};
 constexpr AttrSpec kSliceBackwardAttrs[] = {{"input_sizes", T::kInts}, {"dim", T::kInt},
                                        {"start", T::kInt}, {"end", T::kInt}, {"step", T::kInt}};
+constexpr AttrSpec kGeluAttrs[] = {{"approximate", T::kString, false}};  // "none" or "tanh"
 
 constexpr Traits kPw = kPointwise;
 constexpr int kMaxGenericInputs = 1 << 20;
@@ -136,8 +137,8 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kNativeBatchNormBackward, "aten.native_batch_norm_backward.default", 5, 7, kBatchNormBackwardAttrs, kReduction | kBw, native_batch_norm_backward_shape, native_batch_norm_backward_flops, sum_bytes},
   // PyTorch import: transformer ops
   {OpId::kCat, "aten.cat.default", 1, 64, kCatAttrs, kTraitNone, cat_shape, zero_cost, sum_bytes},
-  {OpId::kGelu, "aten.gelu.default", 1, 1, none(), kPw, unary_shape, gelu_flops, sum_bytes},
-  {OpId::kGeluBackward, "aten.gelu_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, gelu_backward_flops, sum_bytes},
+  {OpId::kGelu, "aten.gelu.default", 1, 1, kGeluAttrs, kPw, gelu_shape, gelu_flops, sum_bytes},
+  {OpId::kGeluBackward, "aten.gelu_backward.default", 2, 2, kGeluAttrs, kPw | kBw, gelu_backward_shape, gelu_backward_flops, sum_bytes},
   {OpId::kNativeLayerNorm, "aten.native_layer_norm.default", 1, 3, kLayerNormAttrs, kReduction, native_layer_norm_shape, layer_norm_flops, sum_bytes},
   {OpId::kNativeLayerNormBackward, "aten.native_layer_norm_backward.default", 4, 6, kLayerNormBackwardAttrs, kReduction | kBw, native_layer_norm_backward_shape, layer_norm_backward_flops, sum_bytes},
   {OpId::kPermute, "aten.permute.default", 1, 1, kPermuteAttrs, kView, permute_shape, zero_cost, zero_cost},
@@ -147,6 +148,15 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kSliceTensor, "aten.slice.Tensor", 1, 1, kSliceAttrs, kView, slice_shape, zero_cost, zero_cost},
   {OpId::kSoftmax, "aten._softmax.default", 1, 1, kLogSoftmaxAttrs, kReduction, softmax_shape, log_softmax_flops, sum_bytes},
   {OpId::kSoftmaxBackwardData, "aten._softmax_backward_data.default", 2, 2, kLogSoftmaxBackwardAttrs, kReduction | kBw, softmax_backward_shape, log_softmax_flops, sum_bytes},
+  // PyTorch import: model-zoo activations
+  {OpId::kHardsigmoid, "aten.hardsigmoid.default", 1, 1, none(), kPw, unary_shape, hardsigmoid_flops, sum_bytes},
+  {OpId::kHardsigmoidBackward, "aten.hardsigmoid_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, hard_backward_flops, sum_bytes},
+  {OpId::kHardswish, "aten.hardswish.default", 1, 1, none(), kPw, unary_shape, hardswish_flops, sum_bytes},
+  {OpId::kHardswishBackward, "aten.hardswish_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, hard_backward_flops, sum_bytes},
+  {OpId::kSigmoid, "aten.sigmoid.default", 1, 1, none(), kPw, unary_shape, sigmoid_flops, sum_bytes},
+  {OpId::kSigmoidBackward, "aten.sigmoid_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, sigmoid_backward_flops, sum_bytes},
+  {OpId::kTanh, "aten.tanh.default", 1, 1, none(), kPw, unary_shape, tanh_flops, sum_bytes},
+  {OpId::kTanhBackward, "aten.tanh_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, tanh_backward_flops, sum_bytes},
 }};
 // clang-format on
 

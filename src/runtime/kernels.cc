@@ -74,6 +74,15 @@ KernelFn kernel_for(OpId op) {
     case OpId::kSliceTensor: return slice_tensor;
     case OpId::kSoftmax: return softmax;
     case OpId::kSoftmaxBackwardData: return softmax_backward;
+    // PyTorch import: model-zoo activations
+    case OpId::kHardsigmoid: return hardsigmoid;
+    case OpId::kHardsigmoidBackward: return hardsigmoid_backward;
+    case OpId::kHardswish: return hardswish;
+    case OpId::kHardswishBackward: return hardswish_backward;
+    case OpId::kSigmoid: return sigmoid;
+    case OpId::kSigmoidBackward: return sigmoid_backward;
+    case OpId::kTanh: return tanh;
+    case OpId::kTanhBackward: return tanh_backward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

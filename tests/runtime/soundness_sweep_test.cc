@@ -301,5 +301,19 @@ TEST(SoundnessSweep, CnnVariantsDepthwiseMaskedAndEvalMatchTheFullTensorKernelOn
   EXPECT_GT(checked, 8 * 3);  // each variant has more than all-R and one linear option
 }
 
+TEST(SoundnessSweep, ModelZooVariantsMatchTheFullTensorKernelOnA2x2Mesh) {
+  Expected<HardwareProfile> hw = load_hardware("cpu");
+  ASSERT_TRUE(hw) << hw.error().message;
+  DeviceMesh mesh = *make_mesh({2, 2}, *hw);
+  std::vector<testing::OpFixture> fixtures = testing::zoo_variant_fixtures();
+  ASSERT_EQ(fixtures.size(), 2u) << "a variant fixture failed to build";
+  std::set<std::pair<std::string, std::string>> failed;
+  std::string report;
+  int checked = 0;
+  for (const testing::OpFixture& fx : fixtures) checked += sweep_fixture(fx, mesh, *hw, failed, report);
+  EXPECT_TRUE(failed.empty()) << "strategies that disagree with the full kernel:\n" << report;
+  EXPECT_GT(checked, 2 * 2);
+}
+
 }  // namespace
 }  // namespace autopar

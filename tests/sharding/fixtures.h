@@ -29,4 +29,9 @@ std::optional<OpFixture> op_fixture(OpId op);
 std::optional<OpFixture> cnn_op_fixture(OpId op);
 std::vector<OpFixture> cnn_variant_fixtures();
 
+// fixtures_zoo.cc: the model zoo's ops (op_fixture forwards to it), and
+// variants the soundness sweep also runs (other attributes and inputs).
+std::optional<OpFixture> zoo_op_fixture(OpId op);
+std::vector<OpFixture> zoo_variant_fixtures();
+
 }  // namespace autopar::testing

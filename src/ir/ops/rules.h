@@ -119,6 +119,8 @@ double native_batch_norm_backward_flops(const OpCall& call, Metas outputs);
 
 // transformer.cc (PyTorch import: transformer ops)
 Outputs cat_shape(const OpCall& call);
+Outputs gelu_shape(const OpCall& call);
+Outputs gelu_backward_shape(const OpCall& call);
 Outputs native_layer_norm_shape(const OpCall& call);
 Outputs native_layer_norm_backward_shape(const OpCall& call);
 Outputs permute_shape(const OpCall& call);
@@ -132,5 +134,14 @@ double gelu_flops(const OpCall& call, Metas outputs);
 double gelu_backward_flops(const OpCall& call, Metas outputs);
 double layer_norm_flops(const OpCall& call, Metas outputs);
 double layer_norm_backward_flops(const OpCall& call, Metas outputs);
+
+// activations.cc (PyTorch import: model-zoo activations; shapes from pointwise.cc)
+double hard_backward_flops(const OpCall& call, Metas outputs);  // hardswish/hardsigmoid
+double hardsigmoid_flops(const OpCall& call, Metas outputs);
+double hardswish_flops(const OpCall& call, Metas outputs);
+double sigmoid_flops(const OpCall& call, Metas outputs);
+double sigmoid_backward_flops(const OpCall& call, Metas outputs);
+double tanh_flops(const OpCall& call, Metas outputs);
+double tanh_backward_flops(const OpCall& call, Metas outputs);
 
 }  // namespace autopar::rules

@@ -186,7 +186,26 @@ Outputs softmax_backward_shape(const OpCall& call) {
   return one({call.in(0).shape, call.attrs.get_dtype("input_dtype")});
 }
 
-// tanh-free erf GELU: about 8 per element; its backward about 12.
+// approximate is "none" (erf) or "tanh" (aten refuses anything else).
+Status check_approximate(const OpCall& call) {
+  if (!call.attrs.has("approximate")) return ok_status();
+  const std::string& form = call.attrs.get_string("approximate");
+  if (form == "none" || form == "tanh") return ok_status();
+  return make_error("gelu approximate must be 'none' or 'tanh', got '{}'", form);
+}
+
+Outputs gelu_shape(const OpCall& call) {
+  if (Status s = check_approximate(call); !s) return s.error();
+  return unary_shape(call);
+}
+
+Outputs gelu_backward_shape(const OpCall& call) {
+  if (Status s = check_approximate(call); !s) return s.error();
+  return grad_and_input_shape(call);
+}
+
+// erf GELU: about 8 per element; its backward about 12 (the tanh form costs
+// about the same).
 double gelu_flops(const OpCall&, Metas outputs) { return 8.0 * out_numel(outputs); }
 double gelu_backward_flops(const OpCall&, Metas outputs) { return 12.0 * out_numel(outputs); }
 

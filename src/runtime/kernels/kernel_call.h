@@ -127,4 +127,14 @@ KernelResult slice_tensor(const KernelCall& call);
 KernelResult softmax(const KernelCall& call);
 KernelResult softmax_backward(const KernelCall& call);
 
+// activations.cc (PyTorch import: model-zoo activations)
+KernelResult hardsigmoid(const KernelCall& call);
+KernelResult hardsigmoid_backward(const KernelCall& call);
+KernelResult hardswish(const KernelCall& call);
+KernelResult hardswish_backward(const KernelCall& call);
+KernelResult sigmoid(const KernelCall& call);
+KernelResult sigmoid_backward(const KernelCall& call);
+KernelResult tanh(const KernelCall& call);
+KernelResult tanh_backward(const KernelCall& call);
+
 }  // namespace autopar::kernels

@@ -19,10 +19,21 @@ KernelResult cat(const KernelCall& call) {
   return one(at::cat(parts, call.attrs().get_int_or("dim", 0)));
 }
 
-KernelResult gelu(const KernelCall& call) { return one(at::gelu(call.in[0])); }
+namespace {
+
+// libtorch 1.13 takes c10::string_view.
+c10::string_view approximate(const KernelCall& call) {
+  if (!call.attrs().has("approximate")) return "none";
+  const std::string& form = call.attrs().get_string("approximate");
+  return c10::string_view(form.data(), form.size());
+}
+
+}  // namespace
+
+KernelResult gelu(const KernelCall& call) { return one(at::gelu(call.in[0], approximate(call))); }
 
 KernelResult gelu_backward(const KernelCall& call) {
-  return one(at::gelu_backward(call.in[0], call.in[1]));
+  return one(at::gelu_backward(call.in[0], call.in[1], approximate(call)));
 }
 
 KernelResult native_layer_norm(const KernelCall& call) {

@@ -79,6 +79,15 @@ constexpr RuleEntry kRules[] = {
   {OpId::kSliceTensor, slice_rule},
   {OpId::kSoftmax, log_softmax_rule},
   {OpId::kSoftmaxBackwardData, log_softmax_backward_rule},
+  // PyTorch import: model-zoo activations
+  {OpId::kHardsigmoid, pointwise_nonlinear_rule},
+  {OpId::kHardsigmoidBackward, grad_linear_rule},
+  {OpId::kHardswish, pointwise_nonlinear_rule},
+  {OpId::kHardswishBackward, grad_linear_rule},
+  {OpId::kSigmoid, pointwise_nonlinear_rule},
+  {OpId::kSigmoidBackward, grad_linear_rule},
+  {OpId::kTanh, pointwise_nonlinear_rule},
+  {OpId::kTanhBackward, grad_linear_rule},
 };
 // clang-format on
 

@@ -1,0 +1,104 @@
+// Kernels of the model zoo's ops (PyTorch import): each equals the direct
+// ATen call on the same inputs, also on strided inputs; the kernels that
+// rebuild arguments for a shard equal the slice of the full result.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/gelu_backward.h>
+#include <ATen/ops/hardsigmoid.h>
+#include <ATen/ops/hardsigmoid_backward.h>
+#include <ATen/ops/hardswish.h>
+#include <ATen/ops/hardswish_backward.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/sigmoid_backward.h>
+#include <ATen/ops/tanh.h>
+#include <ATen/ops/tanh_backward.h>
+#include <gtest/gtest.h>
+
+#include "ir/graph.h"
+#include "runtime/kernels.h"
+
+namespace autopar {
+namespace {
+
+using V = std::vector<int64_t>;
+using F = std::vector<double>;
+
+TensorMeta meta_of(const at::Tensor& t) {
+  return {Shape(t.sizes().begin(), t.sizes().end()), *from_scalar_type(t.scalar_type())};
+}
+
+// `t`'s values with other strides (its first and last dims swapped in
+// memory), as a permute or transpose kernel hands them on.
+at::Tensor strided(const at::Tensor& t) {
+  if (t.dim() < 2) return t;
+  return t.transpose(0, -1).contiguous().transpose(0, -1);
+}
+
+// The op's kernel on `inputs`, outputs inferred by the op table (a graph of
+// placeholders holding the inputs' metadata). The kernel must give the same
+// outputs on strided inputs.
+std::vector<at::Tensor> run(OpId op, const std::vector<at::Tensor>& inputs, Attrs attrs = {}) {
+  Graph g;
+  std::vector<NodeId> ids;
+  for (const at::Tensor& t : inputs) {
+    ids.push_back(g.add_placeholder(g.fresh_name("x"), PlaceholderKind::kInput, meta_of(t)));
+  }
+  Expected<NodeId> id = g.add(op, ids, std::move(attrs));
+  EXPECT_TRUE(id) << id.error().message;
+  if (!id) return {};
+  const Node& node = g.node(*id);
+  Expected<std::vector<at::Tensor>> r = run_kernel(node, inputs, node.outputs);
+  EXPECT_TRUE(r) << r.error().message;
+  if (!r) return {};
+  std::vector<at::Tensor> other;
+  for (const at::Tensor& t : inputs) other.push_back(strided(t));
+  Expected<std::vector<at::Tensor>> s = run_kernel(node, other, node.outputs);
+  EXPECT_TRUE(s) << "strided inputs: " << s.error().message;
+  for (size_t o = 0; s && o < r->size(); ++o) {
+    bool same = (*r)[o].is_floating_point() ? at::allclose((*s)[o], (*r)[o], 1e-5, 1e-6)
+                                            : (*s)[o].equal((*r)[o]);
+    EXPECT_TRUE(same) << node_op_name(node) << " output " << o << " on strided inputs";
+  }
+  return *r;
+}
+
+// The kernel's only output equals `want`.
+void expect_one(const std::vector<at::Tensor>& got, const at::Tensor& want, std::string_view what) {
+  ASSERT_EQ(got.size(), 1u) << what;
+  EXPECT_TRUE(got[0].sizes() == want.sizes() && at::allclose(got[0], want, 1e-5, 1e-6)) << what;
+}
+
+at::Tensor randn(V shape) { return at::randn(shape); }
+
+TEST(ZooKernels, ActivationsAreAtensOwn) {
+  at::Tensor x = randn({3, 5}).mul(4);  // reaches the flat parts of the hard ones
+  at::Tensor g = randn({3, 5});
+  expect_one(run(OpId::kSigmoid, {x}), at::sigmoid(x), "sigmoid");
+  expect_one(run(OpId::kSigmoidBackward, {g, at::sigmoid(x)}), at::sigmoid_backward(g, at::sigmoid(x)),
+             "sigmoid_backward");
+  expect_one(run(OpId::kTanh, {x}), at::tanh(x), "tanh");
+  expect_one(run(OpId::kTanhBackward, {g, at::tanh(x)}), at::tanh_backward(g, at::tanh(x)),
+             "tanh_backward");
+  expect_one(run(OpId::kHardswish, {x}), at::hardswish(x), "hardswish");
+  expect_one(run(OpId::kHardswishBackward, {g, x}), at::hardswish_backward(g, x), "hardswish_backward");
+  expect_one(run(OpId::kHardsigmoid, {x}), at::hardsigmoid(x), "hardsigmoid");
+  expect_one(run(OpId::kHardsigmoidBackward, {g, x}), at::hardsigmoid_backward(g, x),
+             "hardsigmoid_backward");
+}
+
+TEST(ZooKernels, GeluTakesItsTanhForm) {
+  at::Tensor x = randn({3, 5});
+  at::Tensor g = randn({3, 5});
+  Attrs tanh{{"approximate", std::string("tanh")}};
+  std::vector<at::Tensor> approx = run(OpId::kGelu, {x}, tanh);
+  expect_one(approx, at::gelu(x, "tanh"), "gelu tanh");
+  EXPECT_FALSE(at::allclose(approx[0], at::gelu(x), 1e-7, 1e-7)) << "the erf form differs";
+  expect_one(run(OpId::kGeluBackward, {g, x}, tanh), at::gelu_backward(g, x, "tanh"),
+             "gelu_backward tanh");
+  expect_one(run(OpId::kGeluBackward, {g, x}), at::gelu_backward(g, x), "gelu_backward erf");
+}
+
+}  // namespace
+}  // namespace autopar
