@@ -31,6 +31,12 @@ constexpr std::array kNotDifferentiable = {
 // uses one (build_joint_graph), rather than silently cutting the gradient.
 constexpr std::array kImportedOnly = {
     OpId::kGeneric,
+    // pointwise and reductions of the model zoo
+    OpId::kClamp,
+    OpId::kDivTensor,
+    OpId::kMaskedFillScalar,
+    OpId::kSubTensor,
+    OpId::kWhereSelf,
     OpId::kBernoulliP,
     // PyTorch import: CNN ops
     OpId::kConvolution,
@@ -85,7 +91,10 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kViewAsReal, grad::view_as_real},
   {OpId::kAddScalar, grad::add_scalar},
   {OpId::kAddTensor, grad::add_tensor},
+  {OpId::kClamp, nullptr},
   {OpId::kDivScalar, grad::div_scalar},
+  {OpId::kDivTensor, nullptr},
+  {OpId::kMaskedFillScalar, nullptr},
   {OpId::kMulScalar, grad::mul_scalar},
   {OpId::kMulTensor, grad::mul_tensor},
   {OpId::kPowTensorScalar, grad::pow_tensor_scalar},
@@ -93,8 +102,10 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kRsqrt, grad::rsqrt},
   {OpId::kSilu, grad::silu},
   {OpId::kSiluBackward, nullptr},
+  {OpId::kSubTensor, nullptr},
   {OpId::kThresholdBackward, nullptr},
   {OpId::kToCopy, grad::to_copy},
+  {OpId::kWhereSelf, nullptr},
   {OpId::kMeanDim, grad::mean_dim},
   {OpId::kSumDimIntList, grad::sum_dim},
   {OpId::kEmbedding, grad::embedding},

@@ -46,7 +46,10 @@ enum class OpId : uint16_t {
   // pointwise
   kAddScalar,
   kAddTensor,
+  kClamp,
   kDivScalar,
+  kDivTensor,
+  kMaskedFillScalar,
   kMulScalar,
   kMulTensor,
   kPowTensorScalar,
@@ -54,8 +57,10 @@ enum class OpId : uint16_t {
   kRsqrt,
   kSilu,
   kSiluBackward,
+  kSubTensor,
   kThresholdBackward,
   kToCopy,
+  kWhereSelf,
   // reductions
   kMeanDim,
   kSumDimIntList,

@@ -81,6 +81,10 @@ constexpr AttrSpec kSliceBackwardAttrs[] = {{"input_sizes", T::kInts}, {"dim", T
                                        {"start", T::kInt}, {"end", T::kInt}, {"step", T::kInt}};
 constexpr AttrSpec kGeluAttrs[] = {{"approximate", T::kString, false}};  // "none" or "tanh"
 
+// PyTorch import: model-zoo ops
+constexpr AttrSpec kClampAttrs[] = {{"min", T::kScalar, false}, {"max", T::kScalar, false}};
+constexpr AttrSpec kValueAttrs[] = {{"value", T::kScalar}};
+
 constexpr Traits kPw = kPointwise;
 constexpr int kMaxGenericInputs = 1 << 20;
 constexpr Traits kBw = kBackward;
@@ -105,7 +109,10 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kViewAsReal, "aten.view_as_real.default", 1, 1, none(), kView | kComplex, view_as_real_shape, zero_cost, zero_cost},
   {OpId::kAddScalar, "aten.add.Scalar", 1, 1, kAddScalarAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kAddTensor, "aten.add.Tensor", 2, 2, kAddTensorAttrs, kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
+  {OpId::kClamp, "aten.clamp.default", 1, 1, kClampAttrs, kPw, clamp_shape, pointwise_flops, sum_bytes},
   {OpId::kDivScalar, "aten.div.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
+  {OpId::kDivTensor, "aten.div.Tensor", 2, 2, none(), kPw, div_tensor_shape, pointwise_flops, sum_bytes},
+  {OpId::kMaskedFillScalar, "aten.masked_fill.Scalar", 2, 2, kValueAttrs, kPw, masked_fill_shape, pointwise_flops, sum_bytes},
   {OpId::kMulScalar, "aten.mul.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kMulTensor, "aten.mul.Tensor", 2, 2, none(), kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
   {OpId::kPowTensorScalar, "aten.pow.Tensor_Scalar", 1, 1, kPowAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
@@ -113,8 +120,10 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kRsqrt, "aten.rsqrt.default", 1, 1, none(), kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kSilu, "aten.silu.default", 1, 1, none(), kPw, unary_shape, silu_flops, sum_bytes},
   {OpId::kSiluBackward, "aten.silu_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, silu_flops, sum_bytes},
+  {OpId::kSubTensor, "aten.sub.Tensor", 2, 2, kAddTensorAttrs, kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
   {OpId::kThresholdBackward, "aten.threshold_backward.default", 2, 2, kThresholdAttrs, kPw | kBw, grad_and_input_shape, pointwise_flops, sum_bytes},
   {OpId::kToCopy, "aten._to_copy.default", 1, 1, kToCopyAttrs, kPw, to_copy_shape, pointwise_flops, sum_bytes},
+  {OpId::kWhereSelf, "aten.where.self", 3, 3, none(), kPw, where_shape, pointwise_flops, sum_bytes},
   {OpId::kMeanDim, "aten.mean.dim", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
   {OpId::kSumDimIntList, "aten.sum.dim_IntList", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
   {OpId::kEmbedding, "aten.embedding.default", 2, 2, kEmbeddingAttrs, kTraitNone, embedding_shape, embedding_flops, embedding_bytes},

@@ -90,6 +90,9 @@ Expected<at::Tensor> init_input(const Graph& graph, const Node& node, at::Genera
   if (is_floating(meta.dtype) || is_complex(meta.dtype)) {
     return at::randn(meta.shape, gen, f32()).to(type);
   }
+  if (meta.dtype == DType::boolean) {  // a mask: each element true or false at random
+    return at::randint(2, meta.shape, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+  }
   std::optional<int64_t> bound = index_bound(graph, *graph.find(node.name), users);
   if (!bound) {
     return make_error(

@@ -31,7 +31,10 @@ KernelFn kernel_for(OpId op) {
     case OpId::kViewAsReal: return view_as_real;
     case OpId::kAddScalar: return add_scalar;
     case OpId::kAddTensor: return add_tensor;
+    case OpId::kClamp: return clamp;
     case OpId::kDivScalar: return div_scalar;
+    case OpId::kDivTensor: return div_tensor;
+    case OpId::kMaskedFillScalar: return masked_fill;
     case OpId::kMulScalar: return mul_scalar;
     case OpId::kMulTensor: return mul_tensor;
     case OpId::kPowTensorScalar: return pow_tensor_scalar;
@@ -39,8 +42,10 @@ KernelFn kernel_for(OpId op) {
     case OpId::kRsqrt: return rsqrt;
     case OpId::kSilu: return silu;
     case OpId::kSiluBackward: return silu_backward;
+    case OpId::kSubTensor: return sub_tensor;
     case OpId::kThresholdBackward: return threshold_backward;
     case OpId::kToCopy: return to_copy;
+    case OpId::kWhereSelf: return where_self;
     case OpId::kMeanDim: return mean_dim;
     case OpId::kSumDimIntList: return sum_dim;
     case OpId::kEmbedding: return embedding;

@@ -64,5 +64,33 @@ TEST(ZooOps, ActivationBackwardRejectsAGradOfAnotherShapeAndGeluAnUnknownForm) {
             "f32[2, 8]");
 }
 
+TEST(ZooOps, PointwiseOpsBroadcastLikeAddTensor) {
+  Zoo z;
+  EXPECT_EQ(z.out(z.g.add(OpId::kDivTensor, {z.in({4, 6}), z.in({6})})), "f32[4, 6]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kSubTensor, {z.in({4, 1}), z.in({6})}, {{"alpha", 2.0}})),
+            "f32[4, 6]");
+  // condition [4, 1], self [1, 6], other [6] -> [4, 6]
+  Expected<NodeId> w =
+      z.g.add(OpId::kWhereSelf, {z.in({4, 1}, DType::boolean), z.in({1, 6}), z.in({6})});
+  EXPECT_EQ(z.out(w), "f32[4, 6]");
+  EXPECT_EQ(z.flops(*w), 24.0);
+  EXPECT_EQ(z.out(z.g.add(OpId::kMaskedFillScalar, {z.in({4, 6}), z.in({6}, DType::boolean)},
+                          {{"value", 0.0}})),
+            "f32[4, 6]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kClamp, {z.in({4, 6})}, {{"max", 6.0}})), "f32[4, 6]");
+}
+
+TEST(ZooOps, PointwiseOpsRejectBadMasksAndAClampWithoutBounds) {
+  Zoo z;
+  expect_error(z.g.add(OpId::kMaskedFillScalar, {z.in({4, 6}), z.in({4, 6})}, {{"value", 0.0}}),
+               "mask must be bool");
+  expect_error(z.g.add(OpId::kMaskedFillScalar,
+                       {z.in({4, 6}), z.in({2, 4, 6}, DType::boolean)}, {{"value", 0.0}}),
+               "does not broadcast to");
+  expect_error(z.g.add(OpId::kWhereSelf, {z.in({4, 6}), z.in({4, 6}), z.in({4, 6})}),
+               "condition must be bool");
+  expect_error(z.g.add(OpId::kClamp, {z.in({4, 6})}), "needs min or max");
+}
+
 }  // namespace
 }  // namespace autopar

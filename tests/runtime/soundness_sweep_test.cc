@@ -218,8 +218,8 @@ std::string check_strategy(const Graph& graph, NodeId id, const NodeStrategies& 
   return "";
 }
 
-// Full input values: init.h's, with rsqrt's input and batch norm's
-// running_var (input 4) kept positive.
+// Full input values: init.h's, with rsqrt's input, batch norm's running_var
+// (input 4) and div.Tensor's denominator (input 1) kept away from zero.
 std::vector<at::Tensor> full_inputs(const Graph& graph, NodeId id) {
   std::vector<at::Tensor> values = *init_placeholders(graph, {.seed = 5});
   std::vector<at::Tensor> in;
@@ -227,7 +227,8 @@ std::vector<at::Tensor> full_inputs(const Graph& graph, NodeId id) {
   for (NodeId input : graph.node(id).inputs) {
     at::Tensor v = values[static_cast<size_t>(input)];
     bool running_var = op == OpId::kNativeBatchNorm && in.size() == 4;
-    if (op == OpId::kRsqrt || running_var) v = v.abs().add(0.5);
+    bool denominator = op == OpId::kDivTensor && in.size() == 1;
+    if (op == OpId::kRsqrt || running_var || denominator) v = v.abs().add(0.5);
     in.push_back(v);
   }
   return in;
@@ -306,13 +307,13 @@ TEST(SoundnessSweep, ModelZooVariantsMatchTheFullTensorKernelOnA2x2Mesh) {
   ASSERT_TRUE(hw) << hw.error().message;
   DeviceMesh mesh = *make_mesh({2, 2}, *hw);
   std::vector<testing::OpFixture> fixtures = testing::zoo_variant_fixtures();
-  ASSERT_EQ(fixtures.size(), 2u) << "a variant fixture failed to build";
+  ASSERT_EQ(fixtures.size(), 4u) << "a variant fixture failed to build";
   std::set<std::pair<std::string, std::string>> failed;
   std::string report;
   int checked = 0;
   for (const testing::OpFixture& fx : fixtures) checked += sweep_fixture(fx, mesh, *hw, failed, report);
   EXPECT_TRUE(failed.empty()) << "strategies that disagree with the full kernel:\n" << report;
-  EXPECT_GT(checked, 2 * 2);
+  EXPECT_GT(checked, 4 * 2);
 }
 
 }  // namespace

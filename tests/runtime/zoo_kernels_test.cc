@@ -3,17 +3,22 @@
 // rebuild arguments for a shard equal the slice of the full result.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/clamp.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/hardsigmoid.h>
 #include <ATen/ops/hardsigmoid_backward.h>
 #include <ATen/ops/hardswish.h>
 #include <ATen/ops/hardswish_backward.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/sigmoid_backward.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/tanh_backward.h>
+#include <ATen/ops/where.h>
 #include <gtest/gtest.h>
 
 #include "ir/graph.h"
@@ -98,6 +103,21 @@ TEST(ZooKernels, GeluTakesItsTanhForm) {
   expect_one(run(OpId::kGeluBackward, {g, x}, tanh), at::gelu_backward(g, x, "tanh"),
              "gelu_backward tanh");
   expect_one(run(OpId::kGeluBackward, {g, x}), at::gelu_backward(g, x), "gelu_backward erf");
+}
+
+TEST(ZooKernels, PointwiseOpsAreAtensOwn) {
+  at::Tensor x = randn({4, 6});
+  at::Tensor row = randn({6}).abs().add(0.5);
+  at::Tensor cond = randn({4, 1}).gt(0);
+  expect_one(run(OpId::kDivTensor, {x, row}), at::div(x, row), "div.Tensor");
+  expect_one(run(OpId::kSubTensor, {x, row}, {{"alpha", 2.0}}), at::sub(x, row, 2.0), "sub.Tensor");
+  expect_one(run(OpId::kWhereSelf, {cond, x, row}), at::where(cond, x, row), "where.self");
+  at::Tensor m = randn({6}).gt(0);
+  expect_one(run(OpId::kMaskedFillScalar, {x, m}, {{"value", -3.0}}), at::masked_fill(x, m, -3.0),
+             "masked_fill.Scalar");
+  expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}}), at::clamp(x, -0.5), "clamp min only");
+  expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}, {"max", 0.25}}), at::clamp(x, -0.5, 0.25),
+             "clamp");
 }
 
 }  // namespace

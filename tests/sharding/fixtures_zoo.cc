@@ -10,6 +10,8 @@ using V = std::vector<int64_t>;
 using F = std::vector<double>;
 
 TensorMeta f32(Shape shape) { return {std::move(shape), DType::f32}; }
+TensorMeta mask(Shape shape) { return {std::move(shape), DType::boolean}; }
+
 struct ZooBuilder {
   OpFixture fx;
   NodeId in(TensorMeta meta) {
@@ -44,6 +46,12 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     case OpId::kHardswishBackward:
     case OpId::kSigmoidBackward:
     case OpId::kTanhBackward: return build(op, {x, x});
+    // pointwise
+    case OpId::kClamp: return build(op, {x}, {{"min", -0.5}, {"max", 0.5}});
+    case OpId::kDivTensor: return build(op, {x, f32({6})});
+    case OpId::kMaskedFillScalar: return build(op, {x, mask({6})}, {{"value", -1.0}});
+    case OpId::kSubTensor: return build(op, {x, f32({4, 1})}, {{"alpha", 2.0}});
+    case OpId::kWhereSelf: return build(op, {mask({4, 1}), x, f32({6})});
     default: break;
   }
   return std::nullopt;
@@ -58,6 +66,9 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   // gelu's tanh form
   push(build(OpId::kGelu, {x}, {{"approximate", std::string("tanh")}}));
   push(build(OpId::kGeluBackward, {x, x}, {{"approximate", std::string("tanh")}}));
+  // pointwise: clamp with one bound; masked_fill with 0 is linear in self
+  push(build(OpId::kClamp, {x}, {{"min", 0.0}}));
+  push(build(OpId::kMaskedFillScalar, {x, mask({4, 6})}, {{"value", 0.0}}));
   return out;
 }
 

@@ -60,6 +60,10 @@ Outputs binary_broadcast_shape(const OpCall& call);
 Outputs unary_shape(const OpCall& call);
 Outputs grad_and_input_shape(const OpCall& call);  // silu_backward, threshold_backward
 Outputs to_copy_shape(const OpCall& call);
+Outputs clamp_shape(const OpCall& call);
+Outputs div_tensor_shape(const OpCall& call);
+Outputs masked_fill_shape(const OpCall& call);
+Outputs where_shape(const OpCall& call);
 double pointwise_flops(const OpCall& call, Metas outputs);
 double silu_flops(const OpCall& call, Metas outputs);
 

@@ -78,7 +78,10 @@ KernelResult view_as_real(const KernelCall& call);
 // pointwise.cc
 KernelResult add_scalar(const KernelCall& call);
 KernelResult add_tensor(const KernelCall& call);
+KernelResult clamp(const KernelCall& call);
 KernelResult div_scalar(const KernelCall& call);
+KernelResult div_tensor(const KernelCall& call);
+KernelResult masked_fill(const KernelCall& call);
 KernelResult mul_scalar(const KernelCall& call);
 KernelResult mul_tensor(const KernelCall& call);
 KernelResult pow_tensor_scalar(const KernelCall& call);
@@ -86,8 +89,10 @@ KernelResult relu(const KernelCall& call);
 KernelResult rsqrt(const KernelCall& call);
 KernelResult silu(const KernelCall& call);
 KernelResult silu_backward(const KernelCall& call);
+KernelResult sub_tensor(const KernelCall& call);
 KernelResult threshold_backward(const KernelCall& call);
 KernelResult to_copy(const KernelCall& call);
+KernelResult where_self(const KernelCall& call);
 // reduction.cc
 KernelResult mean_dim(const KernelCall& call);
 KernelResult sum_dim(const KernelCall& call);

@@ -1,13 +1,17 @@
 // Pointwise ops and their backward ops.
 #include <ATen/ops/add.h>
+#include <ATen/ops/clamp.h>
 #include <ATen/ops/div.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/silu_backward.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/threshold_backward.h>
+#include <ATen/ops/where.h>
 
 #include "runtime/kernels/kernel_call.h"
 
@@ -20,6 +24,11 @@ at::Scalar alpha(const KernelCall& call) {
   return call.attrs().has("alpha") ? scalar_attr(call.attrs(), "alpha", 1.0) : at::Scalar(int64_t{1});
 }
 
+c10::optional<at::Scalar> optional_scalar(const Attrs& attrs, std::string_view name) {
+  if (!attrs.has(name)) return c10::nullopt;
+  return scalar_attr(attrs, name, 0.0);
+}
+
 }  // namespace
 
 KernelResult add_scalar(const KernelCall& call) {
@@ -28,6 +37,25 @@ KernelResult add_scalar(const KernelCall& call) {
 
 KernelResult add_tensor(const KernelCall& call) {
   return one(at::add(call.in[0], call.in[1], alpha(call)));
+}
+
+KernelResult clamp(const KernelCall& call) {
+  return one(at::clamp(call.in[0], optional_scalar(call.attrs(), "min"),
+                       optional_scalar(call.attrs(), "max")));
+}
+
+KernelResult div_tensor(const KernelCall& call) { return one(at::div(call.in[0], call.in[1])); }
+
+KernelResult masked_fill(const KernelCall& call) {
+  return one(at::masked_fill(call.in[0], call.in[1], scalar_attr(call.attrs(), "value", 0.0)));
+}
+
+KernelResult sub_tensor(const KernelCall& call) {
+  return one(at::sub(call.in[0], call.in[1], alpha(call)));
+}
+
+KernelResult where_self(const KernelCall& call) {
+  return one(at::where(call.in[0], call.in[1], call.in[2]));
 }
 
 KernelResult div_scalar(const KernelCall& call) {

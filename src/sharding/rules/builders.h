@@ -63,6 +63,9 @@ Expected<OpRule> pointwise_nonlinear_rule(const RuleCall& call);  // relu, silu,
 Expected<OpRule> add_tensor_rule(const RuleCall& call);
 Expected<OpRule> mul_tensor_rule(const RuleCall& call);
 Expected<OpRule> grad_linear_rule(const RuleCall& call);  // silu_backward, threshold_backward
+Expected<OpRule> div_tensor_rule(const RuleCall& call);
+Expected<OpRule> masked_fill_rule(const RuleCall& call);
+Expected<OpRule> where_self_rule(const RuleCall& call);
 
 Expected<OpRule> mean_rule(const RuleCall& call);
 Expected<OpRule> sum_rule(const RuleCall& call);

@@ -27,6 +27,29 @@ Expected<OpRule> mul_tensor_rule(const RuleCall& call) {
   return rule;
 }
 
+// a / b: linear in the numerator a only.
+Expected<OpRule> div_tensor_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (rule) add_linear(*rule, {0});
+  return rule;
+}
+
+// where(cond, a, b) picks a or b per element: linear in a and b together
+// (summed terms pick from the summed branches), never in one alone.
+Expected<OpRule> where_self_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (rule) add_linear(*rule, {1, 2});
+  return rule;
+}
+
+// masked_fill(x, mask, v): linear in x only when v is 0 (else each Partial
+// term would carry v).
+Expected<OpRule> masked_fill_rule(const RuleCall& call) {
+  Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
+  if (rule && call.attrs.get_scalar("value") == 0.0) add_linear(*rule, {0});
+  return rule;
+}
+
 // silu_backward(grad, x), threshold_backward(grad, x): linear in grad only.
 Expected<OpRule> grad_linear_rule(const RuleCall& call) {
   Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);

@@ -1,0 +1,61 @@
+// The model zoo's sharding rules (PyTorch import) on a 1-D mesh of 2: which
+// shardings are offered and, as important, which are not.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "fixtures.h"
+#include "sharding/strategy.h"
+
+namespace autopar {
+namespace {
+
+using V = std::vector<int64_t>;
+
+std::set<std::string> strategies_of(const Graph& g, NodeId node, std::vector<int64_t> mesh) {
+  Expected<NodeStrategies> ns = node_strategies(g, node, testing::mesh_of(std::move(mesh)),
+                                                testing::round_device());
+  EXPECT_TRUE(ns) << ns.error().message;
+  std::set<std::string> out;
+  for (StrategyIdx s = 0; ns && s < ns->size(); ++s) out.insert(strategy_string(*ns, s));
+  return out;
+}
+
+std::set<std::string> strategies_on_2(OpId op) {
+  std::optional<testing::OpFixture> fx = testing::zoo_op_fixture(op);
+  EXPECT_TRUE(fx) << op_name(op);
+  if (!fx) return {};
+  return strategies_of(fx->graph, fx->node, {2});
+}
+
+// The strategies of `op` on inputs of these metas, on `mesh`.
+std::set<std::string> strategies(OpId op, std::vector<TensorMeta> inputs, Attrs attrs,
+                                 std::vector<int64_t> mesh = {2}) {
+  Graph g;
+  std::vector<NodeId> ids;
+  for (TensorMeta& m : inputs) {
+    ids.push_back(g.add_placeholder(g.fresh_name("x"), PlaceholderKind::kInput, std::move(m)));
+  }
+  Expected<NodeId> id = g.add(op, ids, std::move(attrs));
+  EXPECT_TRUE(id) << id.error().message;
+  if (!id) return {};
+  return strategies_of(g, *id, std::move(mesh));
+}
+
+TEST(ZooRules, PartialFlowsOnlyThroughTheLinearInputs) {
+  std::set<std::string> div = strategies_on_2(OpId::kDivTensor);
+  EXPECT_TRUE(div.count("P,R->P")) << "linear in the numerator";
+  EXPECT_FALSE(div.count("R,P->P")) << "not in the denominator";
+  EXPECT_TRUE(strategies_on_2(OpId::kSubTensor).count("P,P->P"));
+  std::set<std::string> where = strategies_on_2(OpId::kWhereSelf);
+  EXPECT_TRUE(where.count("R,P,P->P"));
+  EXPECT_FALSE(where.count("R,P,R->P")) << "one branch alone is not the whole sum";
+  EXPECT_EQ(strategies_on_2(OpId::kMaskedFillScalar).count("P,R->P"), 0u) << "fills -1 n times";
+  std::set<std::string> zero = strategies(
+      OpId::kMaskedFillScalar, {{{4, 6}, DType::f32}, {{4, 6}, DType::boolean}}, {{"value", 0.0}});
+  EXPECT_TRUE(zero.count("P,R->P")) << "filling 0 is linear";
+  EXPECT_EQ(strategies_on_2(OpId::kClamp).count("P->P"), 0u);
+}
+
+}  // namespace
+}  // namespace autopar
