@@ -69,6 +69,15 @@ constexpr std::array kImportedOnly = {
     OpId::kSigmoidBackward,
     OpId::kTanh,
     OpId::kTanhBackward,
+    // PyTorch import: pooling and upsampling
+    OpId::kAdaptiveAvgPool2d,
+    OpId::kAdaptiveAvgPool2dBackward,
+    OpId::kAvgPool2d,
+    OpId::kAvgPool2dBackward,
+    OpId::kUpsampleBilinear2d,
+    OpId::kUpsampleBilinear2dBackward,
+    OpId::kUpsampleNearest2d,
+    OpId::kUpsampleNearest2dBackward,
 };
 
 // clang-format off
@@ -148,6 +157,15 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kSigmoidBackward, nullptr},
   {OpId::kTanh, nullptr},
   {OpId::kTanhBackward, nullptr},
+  // PyTorch import: pooling and upsampling
+  {OpId::kAdaptiveAvgPool2d, nullptr},
+  {OpId::kAdaptiveAvgPool2dBackward, nullptr},
+  {OpId::kAvgPool2d, nullptr},
+  {OpId::kAvgPool2dBackward, nullptr},
+  {OpId::kUpsampleBilinear2d, nullptr},
+  {OpId::kUpsampleBilinear2dBackward, nullptr},
+  {OpId::kUpsampleNearest2d, nullptr},
+  {OpId::kUpsampleNearest2dBackward, nullptr},
 }};
 // clang-format on
 

@@ -106,6 +106,15 @@ enum class OpId : uint16_t {
   kSigmoidBackward,
   kTanh,
   kTanhBackward,
+  // PyTorch import: pooling and upsampling (src/ir/ops/pooling.cc)
+  kAdaptiveAvgPool2d,
+  kAdaptiveAvgPool2dBackward,
+  kAvgPool2d,
+  kAvgPool2dBackward,
+  kUpsampleBilinear2d,
+  kUpsampleBilinear2dBackward,
+  kUpsampleNearest2d,
+  kUpsampleNearest2dBackward,
   kCount
 };
 

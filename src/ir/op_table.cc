@@ -84,6 +84,25 @@ constexpr AttrSpec kGeluAttrs[] = {{"approximate", T::kString, false}};  // "non
 // PyTorch import: model-zoo ops
 constexpr AttrSpec kClampAttrs[] = {{"min", T::kScalar, false}, {"max", T::kScalar, false}};
 constexpr AttrSpec kValueAttrs[] = {{"value", T::kScalar}};
+constexpr AttrSpec kAvgPoolAttrs[] = {{"kernel_size", T::kInts},
+                                 {"stride", T::kInts, false},
+                                 {"padding", T::kInts, false},
+                                 {"ceil_mode", T::kBool, false},
+                                 {"count_include_pad", T::kBool, false},
+                                 {"divisor_override", T::kInt, false}};
+constexpr AttrSpec kAdaptivePoolAttrs[] = {{"output_size", T::kInts}};
+constexpr AttrSpec kUpsampleNearestAttrs[] = {{"output_size", T::kInts, false},
+                                         {"scale_factors", T::kFloats, false}};
+constexpr AttrSpec kUpsampleNearestBackwardAttrs[] = {{"output_size", T::kInts, false},
+                                                 {"input_size", T::kInts},
+                                                 {"scale_factors", T::kFloats, false}};
+constexpr AttrSpec kUpsampleBilinearAttrs[] = {{"output_size", T::kInts, false},
+                                          {"align_corners", T::kBool},
+                                          {"scale_factors", T::kFloats, false}};
+constexpr AttrSpec kUpsampleBilinearBackwardAttrs[] = {{"output_size", T::kInts, false},
+                                                  {"input_size", T::kInts},
+                                                  {"align_corners", T::kBool},
+                                                  {"scale_factors", T::kFloats, false}};
 
 constexpr Traits kPw = kPointwise;
 constexpr int kMaxGenericInputs = 1 << 20;
@@ -166,6 +185,15 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kSigmoidBackward, "aten.sigmoid_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, sigmoid_backward_flops, sum_bytes},
   {OpId::kTanh, "aten.tanh.default", 1, 1, none(), kPw, unary_shape, tanh_flops, sum_bytes},
   {OpId::kTanhBackward, "aten.tanh_backward.default", 2, 2, none(), kPw | kBw, grad_and_input_shape, tanh_backward_flops, sum_bytes},
+  // PyTorch import: pooling and upsampling
+  {OpId::kAdaptiveAvgPool2d, "aten._adaptive_avg_pool2d.default", 1, 1, kAdaptivePoolAttrs, kReduction, adaptive_avg_pool2d_shape, adaptive_avg_pool2d_flops, sum_bytes},
+  {OpId::kAdaptiveAvgPool2dBackward, "aten._adaptive_avg_pool2d_backward.default", 2, 2, none(), kBw, adaptive_avg_pool2d_backward_shape, adaptive_avg_pool2d_backward_flops, sum_bytes},
+  {OpId::kAvgPool2d, "aten.avg_pool2d.default", 1, 1, kAvgPoolAttrs, kReduction, avg_pool2d_shape, avg_pool2d_flops, sum_bytes},
+  {OpId::kAvgPool2dBackward, "aten.avg_pool2d_backward.default", 2, 2, kAvgPoolAttrs, kBw, avg_pool2d_backward_shape, avg_pool2d_backward_flops, sum_bytes},
+  {OpId::kUpsampleBilinear2d, "aten.upsample_bilinear2d.vec", 1, 1, kUpsampleBilinearAttrs, kTraitNone, upsample2d_shape, upsample_bilinear2d_flops, sum_bytes},
+  {OpId::kUpsampleBilinear2dBackward, "aten.upsample_bilinear2d_backward.vec", 1, 1, kUpsampleBilinearBackwardAttrs, kBw, upsample2d_backward_shape, upsample_bilinear2d_backward_flops, sum_bytes},
+  {OpId::kUpsampleNearest2d, "aten.upsample_nearest2d.vec", 1, 1, kUpsampleNearestAttrs, kTraitNone, upsample2d_shape, upsample_nearest2d_flops, sum_bytes},
+  {OpId::kUpsampleNearest2dBackward, "aten.upsample_nearest2d_backward.vec", 1, 1, kUpsampleNearestBackwardAttrs, kBw, upsample2d_backward_shape, upsample_nearest2d_backward_flops, sum_bytes},
 }};
 // clang-format on
 

@@ -88,6 +88,15 @@ KernelFn kernel_for(OpId op) {
     case OpId::kSigmoidBackward: return sigmoid_backward;
     case OpId::kTanh: return tanh;
     case OpId::kTanhBackward: return tanh_backward;
+    // PyTorch import: pooling and upsampling
+    case OpId::kAdaptiveAvgPool2d: return adaptive_avg_pool2d;
+    case OpId::kAdaptiveAvgPool2dBackward: return adaptive_avg_pool2d_backward;
+    case OpId::kAvgPool2d: return avg_pool2d;
+    case OpId::kAvgPool2dBackward: return avg_pool2d_backward;
+    case OpId::kUpsampleBilinear2d: return upsample_bilinear2d;
+    case OpId::kUpsampleBilinear2dBackward: return upsample_bilinear2d_backward;
+    case OpId::kUpsampleNearest2d: return upsample_nearest2d;
+    case OpId::kUpsampleNearest2dBackward: return upsample_nearest2d_backward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

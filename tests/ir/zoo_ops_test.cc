@@ -92,5 +92,52 @@ TEST(ZooOps, PointwiseOpsRejectBadMasksAndAClampWithoutBounds) {
   expect_error(z.g.add(OpId::kClamp, {z.in({4, 6})}), "needs min or max");
 }
 
+TEST(ZooOps, AvgPoolCountsItsWindowsAndAdaptivePoolItsOverlappingOnes) {
+  Zoo z;
+  Expected<NodeId> p = z.g.add(OpId::kAvgPool2d, {z.in({2, 4, 6, 6})},
+                               {{"kernel_size", V{3, 3}}, {"stride", V{2, 2}}, {"padding", V{1, 1}}});
+  // (6 + 2 - 2 - 1) / 2 + 1 = 3; 9 adds and one divide per output (2*4*3*3 = 72)
+  EXPECT_EQ(z.out(p), "f32[2, 4, 3, 3]");
+  EXPECT_EQ(z.flops(*p), 10.0 * 72);
+  Expected<NodeId> a = z.g.add(OpId::kAdaptiveAvgPool2d, {z.in({2, 4, 6, 5})},
+                               {{"output_size", V{4, 1}}});
+  // rows 6 -> 4: windows [0,2) [1,3) [3,5) [4,6): 8 rows; cols 5 -> 1: 5.
+  // 8 planes * 8 * 5 adds + 8 * 4 divides
+  EXPECT_EQ(z.out(a), "f32[2, 4, 4, 1]");
+  EXPECT_EQ(z.flops(*a), 8.0 * 8 * 5 + 32);
+  Expected<NodeId> b = z.g.add(OpId::kAdaptiveAvgPool2dBackward, {z.in({2, 4, 4, 1}), z.in({2, 4, 6, 5})});
+  EXPECT_EQ(z.out(b), "f32[2, 4, 6, 5]");
+  EXPECT_EQ(z.flops(*b), z.flops(*a));
+}
+
+TEST(ZooOps, UpsamplingTakesOutputSizeOrTruncatedScaleFactors) {
+  Zoo z;
+  // 3 * 2.5 = 7.5 -> 7 (truncated, as aten); 5 * 2 = 10
+  EXPECT_EQ(z.out(z.g.add(OpId::kUpsampleNearest2d, {z.in({1, 2, 3, 5})},
+                          {{"scale_factors", F{2.5, 2.0}}})),
+            "f32[1, 2, 7, 10]");
+  Expected<NodeId> bl = z.g.add(OpId::kUpsampleBilinear2d, {z.in({1, 2, 3, 5})},
+                                {{"output_size", V{6, 10}}, {"align_corners", true}});
+  EXPECT_EQ(z.out(bl), "f32[1, 2, 6, 10]");
+  EXPECT_EQ(z.flops(*bl), 8.0 * 120);
+  EXPECT_EQ(z.out(z.g.add(OpId::kUpsampleNearest2dBackward, {z.in({1, 2, 6, 10})},
+                          {{"output_size", V{6, 10}}, {"input_size", V{1, 2, 3, 5}}})),
+            "f32[1, 2, 3, 5]");
+}
+
+TEST(ZooOps, PoolingRejectsWideningPaddingAndUpsamplingTwoSizes) {
+  Zoo z;
+  expect_error(z.g.add(OpId::kAvgPool2d, {z.in({2, 4, 6, 6})},
+                       {{"kernel_size", V{2, 2}}, {"padding", V{2, 2}}}),
+               "padding at most half the kernel");
+  expect_error(z.g.add(OpId::kUpsampleNearest2d, {z.in({1, 2, 3, 5})},
+                       {{"output_size", V{6, 10}}, {"scale_factors", F{2.0, 2.0}}}),
+               "exactly one of output_size and scale_factors");
+  expect_error(z.g.add(OpId::kUpsampleBilinear2dBackward, {z.in({1, 2, 6, 9})},
+                       {{"output_size", V{6, 10}}, {"input_size", V{1, 2, 3, 5}},
+                        {"align_corners", false}}),
+               "must be the forward output [1, 2, 6, 10]");
+}
+
 }  // namespace
 }  // namespace autopar

@@ -2,7 +2,11 @@
 // ATen call on the same inputs, also on strided inputs; the kernels that
 // rebuild arguments for a shard equal the slice of the full result.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_adaptive_avg_pool2d.h>
+#include <ATen/ops/_adaptive_avg_pool2d_backward.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/avg_pool2d_backward.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/gelu.h>
@@ -18,6 +22,10 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/tanh_backward.h>
+#include <ATen/ops/upsample_bilinear2d.h>
+#include <ATen/ops/upsample_bilinear2d_backward.h>
+#include <ATen/ops/upsample_nearest2d.h>
+#include <ATen/ops/upsample_nearest2d_backward.h>
 #include <ATen/ops/where.h>
 #include <gtest/gtest.h>
 
@@ -118,6 +126,58 @@ TEST(ZooKernels, PointwiseOpsAreAtensOwn) {
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}}), at::clamp(x, -0.5), "clamp min only");
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}, {"max", 0.25}}), at::clamp(x, -0.5, 0.25),
              "clamp");
+}
+
+TEST(ZooKernels, PoolingAndUpsamplingAreAtensOwn) {
+  at::Tensor x = randn({2, 3, 7, 7});
+  Attrs pool{{"kernel_size", V{3, 3}}, {"stride", V{2, 2}}, {"padding", V{1, 1}},
+             {"ceil_mode", true}, {"count_include_pad", false}};
+  at::Tensor pooled = at::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false);
+  expect_one(run(OpId::kAvgPool2d, {x}, pool), pooled, "avg_pool2d");
+  at::Tensor g = randn(V(pooled.sizes().begin(), pooled.sizes().end()));
+  expect_one(run(OpId::kAvgPool2dBackward, {g, x}, pool),
+             at::avg_pool2d_backward(g, x, {3, 3}, {2, 2}, {1, 1}, true, false, c10::nullopt),
+             "avg_pool2d_backward");
+  expect_one(run(OpId::kAdaptiveAvgPool2d, {x}, {{"output_size", V{3, 2}}}),
+             at::_adaptive_avg_pool2d(x, {3, 2}), "_adaptive_avg_pool2d");
+  at::Tensor ga = randn({2, 3, 3, 2});
+  expect_one(run(OpId::kAdaptiveAvgPool2dBackward, {ga, x}), at::_adaptive_avg_pool2d_backward(ga, x),
+             "_adaptive_avg_pool2d_backward");
+  std::vector<double> scale{2.0, 1.5};
+  at::Tensor up = at::upsample_nearest2d(x, c10::nullopt, at::ArrayRef<double>(scale));
+  expect_one(run(OpId::kUpsampleNearest2d, {x}, {{"scale_factors", F{2.0, 1.5}}}), up,
+             "upsample_nearest2d");
+  at::Tensor gu = randn({2, 3, 14, 10});
+  expect_one(run(OpId::kUpsampleNearest2dBackward, {gu},
+                 {{"input_size", V{2, 3, 7, 7}}, {"scale_factors", F{2.0, 1.5}}}),
+             at::upsample_nearest2d_backward(gu, c10::nullopt, {2, 3, 7, 7}, at::ArrayRef<double>(scale)),
+             "upsample_nearest2d_backward");
+  expect_one(run(OpId::kUpsampleBilinear2d, {x}, {{"output_size", V{14, 10}}, {"align_corners", true}}),
+             at::upsample_bilinear2d(x, at::IntArrayRef{14, 10}, true, c10::nullopt),
+             "upsample_bilinear2d");
+  expect_one(run(OpId::kUpsampleBilinear2dBackward, {gu},
+                 {{"output_size", V{14, 10}}, {"input_size", V{2, 3, 7, 7}}, {"align_corners", true}}),
+             at::upsample_bilinear2d_backward(gu, at::IntArrayRef{14, 10}, {2, 3, 7, 7}, true,
+                                              c10::nullopt),
+             "upsample_bilinear2d_backward");
+}
+
+// A channel shard of upsampling's backward: input_size names the full
+// [2, 4, 3, 3]; this device holds channels 2..3, so its output is [2, 2, 3, 3].
+TEST(ZooKernels, UpsamplingBackwardOnAChannelShardTakesItsSizeFromTheLocalOutput) {
+  at::Tensor g = randn({2, 4, 6, 6});
+  Node node;
+  node.name = "up_bw";
+  node.op = OpId::kUpsampleNearest2dBackward;
+  node.inputs = {0};
+  node.attrs = {{"input_size", V{2, 4, 3, 3}}, {"scale_factors", F{2.0, 2.0}}};
+  std::vector<at::Tensor> in{g.slice(1, 2, 4)};
+  TensorMeta out{{2, 2, 3, 3}, DType::f32};
+  Expected<std::vector<at::Tensor>> r = run_kernel(node, in, {&out, 1});
+  ASSERT_TRUE(r) << r.error().message;
+  std::vector<double> scale{2.0, 2.0};
+  at::Tensor full = at::upsample_nearest2d_backward(g, c10::nullopt, {2, 4, 3, 3}, at::ArrayRef<double>(scale));
+  EXPECT_TRUE(at::allclose((*r)[0], full.slice(1, 2, 4)));
 }
 
 }  // namespace

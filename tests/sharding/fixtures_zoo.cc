@@ -32,6 +32,15 @@ std::optional<OpFixture> build(OpId op, std::vector<TensorMeta> inputs, Attrs at
   return ZooBuilder{}.op(op, std::move(inputs), std::move(attrs));
 }
 
+// [N=4, C=4, 6, 6]: batch and channels shard on both axes of a 2x2 mesh.
+const Shape kImage{4, 4, 6, 6};
+const Shape kSmall{4, 4, 3, 3};
+
+// 3x3 windows, stride 2, padding 1: (6 + 2 - 2 - 1) / 2 + 1 = 3.
+Attrs avg_pool_attrs() {
+  return {{"kernel_size", V{3, 3}}, {"stride", V{2, 2}}, {"padding", V{1, 1}}};
+}
+
 }  // namespace
 
 std::optional<OpFixture> zoo_op_fixture(OpId op) {
@@ -52,6 +61,19 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     case OpId::kMaskedFillScalar: return build(op, {x, mask({6})}, {{"value", -1.0}});
     case OpId::kSubTensor: return build(op, {x, f32({4, 1})}, {{"alpha", 2.0}});
     case OpId::kWhereSelf: return build(op, {mask({4, 1}), x, f32({6})});
+    // pooling and upsampling
+    case OpId::kAdaptiveAvgPool2d: return build(op, {f32(kImage)}, {{"output_size", V{1, 1}}});
+    case OpId::kAdaptiveAvgPool2dBackward: return build(op, {f32({4, 4, 1, 1}), f32(kImage)});
+    case OpId::kAvgPool2d: return build(op, {f32(kImage)}, avg_pool_attrs());
+    case OpId::kAvgPool2dBackward: return build(op, {f32(kSmall), f32(kImage)}, avg_pool_attrs());
+    case OpId::kUpsampleBilinear2d:
+      return build(op, {f32(kSmall)}, {{"align_corners", false}, {"scale_factors", F{2, 2}}});
+    case OpId::kUpsampleBilinear2dBackward:
+      return build(op, {f32(kImage)},
+                   {{"input_size", kSmall}, {"align_corners", false}, {"scale_factors", F{2, 2}}});
+    case OpId::kUpsampleNearest2d: return build(op, {f32(kSmall)}, {{"scale_factors", F{2, 2}}});
+    case OpId::kUpsampleNearest2dBackward:
+      return build(op, {f32(kImage)}, {{"input_size", kSmall}, {"scale_factors", F{2, 2}}});
     default: break;
   }
   return std::nullopt;
@@ -69,6 +91,22 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   // pointwise: clamp with one bound; masked_fill with 0 is linear in self
   push(build(OpId::kClamp, {x}, {{"min", 0.0}}));
   push(build(OpId::kMaskedFillScalar, {x, mask({4, 6})}, {{"value", 0.0}}));
+  // pooling: ceil_mode (5x5 -> 3x3); no padding in the count and planes of
+  // 8 -> 4 that a wrong rule could shard; adaptive windows that overlap
+  // (6 -> 4); upsampling to a given size, with align_corners, and 4 -> 8
+  push(build(OpId::kAvgPool2d, {f32({4, 4, 5, 5})},
+             {{"kernel_size", V{2, 2}}, {"stride", V{2, 2}}, {"ceil_mode", true}}));
+  push(build(OpId::kAvgPool2d, {f32({4, 4, 8, 8})},
+             {{"kernel_size", V{3, 3}}, {"stride", V{2, 2}}, {"padding", V{1, 1}},
+              {"count_include_pad", false}}));
+  push(build(OpId::kAdaptiveAvgPool2d, {f32(kImage)}, {{"output_size", V{4, 3}}}));
+  push(build(OpId::kAdaptiveAvgPool2dBackward, {f32({4, 4, 4, 3}), f32(kImage)}));
+  push(build(OpId::kUpsampleNearest2d, {f32(kSmall)}, {{"output_size", V{5, 7}}}));
+  push(build(OpId::kUpsampleNearest2d, {f32({4, 4, 4, 4})}, {{"scale_factors", F{2, 2}}}));
+  push(build(OpId::kUpsampleBilinear2d, {f32(kSmall)},
+             {{"output_size", V{5, 5}}, {"align_corners", true}}));
+  push(build(OpId::kUpsampleBilinear2dBackward, {f32({4, 4, 5, 5})},
+             {{"output_size", V{5, 5}}, {"input_size", kSmall}, {"align_corners", true}}));
   return out;
 }
 

@@ -42,6 +42,29 @@ std::set<std::string> strategies(OpId op, std::vector<TensorMeta> inputs, Attrs 
   return strategies_of(g, *id, std::move(mesh));
 }
 
+bool shards_a_plane_dim(const std::string& strategy) {
+  return strategy.find("S(2)") != std::string::npos || strategy.find("S(3)") != std::string::npos;
+}
+
+TEST(ZooRules, PoolingAndUpsamplingShardBatchAndChannelsNeverThePlane) {
+  for (OpId op : {OpId::kAvgPool2d, OpId::kAdaptiveAvgPool2d, OpId::kUpsampleNearest2d,
+                  OpId::kUpsampleBilinear2d, OpId::kUpsampleNearest2dBackward,
+                  OpId::kUpsampleBilinear2dBackward}) {
+    std::set<std::string> s = strategies_on_2(op);
+    EXPECT_TRUE(s.count("S(0)->S(0)")) << op_name(op) << ": batch";
+    EXPECT_TRUE(s.count("S(1)->S(1)")) << op_name(op) << ": channels";
+    EXPECT_TRUE(s.count("P->P")) << op_name(op) << ": a linear map";
+    EXPECT_EQ(s.size(), 4u) << op_name(op);  // and all-Replicate
+    for (const std::string& x : s) EXPECT_FALSE(shards_a_plane_dim(x)) << op_name(op) << ": " << x;
+  }
+  for (OpId op : {OpId::kAvgPool2dBackward, OpId::kAdaptiveAvgPool2dBackward}) {
+    std::set<std::string> s = strategies_on_2(op);
+    EXPECT_TRUE(s.count("S(0),S(0)->S(0)")) << op_name(op);
+    EXPECT_TRUE(s.count("P,R->P")) << op_name(op) << ": linear in grad_output only";
+    for (const std::string& x : s) EXPECT_FALSE(shards_a_plane_dim(x)) << op_name(op) << ": " << x;
+  }
+}
+
 TEST(ZooRules, PartialFlowsOnlyThroughTheLinearInputs) {
   std::set<std::string> div = strategies_on_2(OpId::kDivTensor);
   EXPECT_TRUE(div.count("P,R->P")) << "linear in the numerator";

@@ -148,4 +148,20 @@ double sigmoid_backward_flops(const OpCall& call, Metas outputs);
 double tanh_flops(const OpCall& call, Metas outputs);
 double tanh_backward_flops(const OpCall& call, Metas outputs);
 
+// pooling.cc (PyTorch import: pooling and upsampling)
+Outputs adaptive_avg_pool2d_shape(const OpCall& call);
+Outputs adaptive_avg_pool2d_backward_shape(const OpCall& call);
+Outputs avg_pool2d_shape(const OpCall& call);
+Outputs avg_pool2d_backward_shape(const OpCall& call);
+Outputs upsample2d_shape(const OpCall& call);           // nearest and bilinear
+Outputs upsample2d_backward_shape(const OpCall& call);  // nearest and bilinear
+double adaptive_avg_pool2d_flops(const OpCall& call, Metas outputs);
+double adaptive_avg_pool2d_backward_flops(const OpCall& call, Metas outputs);
+double avg_pool2d_flops(const OpCall& call, Metas outputs);
+double avg_pool2d_backward_flops(const OpCall& call, Metas outputs);
+double upsample_bilinear2d_flops(const OpCall& call, Metas outputs);
+double upsample_bilinear2d_backward_flops(const OpCall& call, Metas outputs);
+double upsample_nearest2d_flops(const OpCall& call, Metas outputs);
+double upsample_nearest2d_backward_flops(const OpCall& call, Metas outputs);
+
 }  // namespace autopar::rules

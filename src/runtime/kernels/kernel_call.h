@@ -142,4 +142,14 @@ KernelResult sigmoid_backward(const KernelCall& call);
 KernelResult tanh(const KernelCall& call);
 KernelResult tanh_backward(const KernelCall& call);
 
+// pooling.cc (PyTorch import: pooling and upsampling)
+KernelResult adaptive_avg_pool2d(const KernelCall& call);
+KernelResult adaptive_avg_pool2d_backward(const KernelCall& call);
+KernelResult avg_pool2d(const KernelCall& call);
+KernelResult avg_pool2d_backward(const KernelCall& call);
+KernelResult upsample_bilinear2d(const KernelCall& call);
+KernelResult upsample_bilinear2d_backward(const KernelCall& call);
+KernelResult upsample_nearest2d(const KernelCall& call);
+KernelResult upsample_nearest2d_backward(const KernelCall& call);
+
 }  // namespace autopar::kernels

@@ -101,6 +101,10 @@ Expected<OpRule> select_backward_rule(const RuleCall& call);
 Expected<OpRule> slice_rule(const RuleCall& call);
 Expected<OpRule> slice_backward_rule(const RuleCall& call);
 
+// pooling.cc (PyTorch import: pooling and upsampling)
+Expected<OpRule> pool_rule(const RuleCall& call);
+Expected<OpRule> pool_backward_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 // Generic aten ops: every tensor replicated (no factor may shard).
 Expected<OpRule> generic_rule(const RuleCall& call);

@@ -93,6 +93,15 @@ constexpr RuleEntry kRules[] = {
   {OpId::kSigmoidBackward, grad_linear_rule},
   {OpId::kTanh, pointwise_nonlinear_rule},
   {OpId::kTanhBackward, grad_linear_rule},
+  // PyTorch import: pooling and upsampling
+  {OpId::kAdaptiveAvgPool2d, pool_rule},
+  {OpId::kAdaptiveAvgPool2dBackward, pool_backward_rule},
+  {OpId::kAvgPool2d, pool_rule},
+  {OpId::kAvgPool2dBackward, pool_backward_rule},
+  {OpId::kUpsampleBilinear2d, pool_rule},
+  {OpId::kUpsampleBilinear2dBackward, pool_rule},
+  {OpId::kUpsampleNearest2d, pool_rule},
+  {OpId::kUpsampleNearest2dBackward, pool_rule},
 };
 // clang-format on
 
