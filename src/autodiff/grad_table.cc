@@ -31,6 +31,7 @@ constexpr std::array kNotDifferentiable = {
 // uses one (build_joint_graph), rather than silently cutting the gradient.
 constexpr std::array kImportedOnly = {
     OpId::kGeneric,
+    OpId::kBaddbmm,
     // pointwise and reductions of the model zoo
     OpId::kClamp,
     OpId::kDivTensor,
@@ -86,6 +87,7 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kGetItem, grad::getitem},
   {OpId::kGeneric, nullptr},
   {OpId::kAddmm, grad::addmm},
+  {OpId::kBaddbmm, nullptr},
   {OpId::kBmm, grad::bmm},
   {OpId::kMm, grad::mm},
   {OpId::kClone, grad::clone},

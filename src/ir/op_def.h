@@ -29,6 +29,7 @@ enum class OpId : uint16_t {
   kGeneric,
   // matmul
   kAddmm,
+  kBaddbmm,
   kBmm,
   kMm,
   // views and layout

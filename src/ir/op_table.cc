@@ -114,6 +114,7 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kGetItem, "getitem", 1, 1, kGetItemAttrs, kStructural, getitem_shape, zero_cost, zero_cost},
   {OpId::kGeneric, "<generic aten op>", 0, kMaxGenericInputs, none(), kTraitNone, generic_shape, generic_flops, sum_bytes},
   {OpId::kAddmm, "aten.addmm.default", 3, 3, kAddmmAttrs, kMatmul, addmm_shape, addmm_flops, sum_bytes},
+  {OpId::kBaddbmm, "aten.baddbmm.default", 3, 3, kAddmmAttrs, kMatmul, baddbmm_shape, baddbmm_flops, sum_bytes},
   {OpId::kBmm, "aten.bmm.default", 2, 2, none(), kMatmul, bmm_shape, bmm_flops, sum_bytes},
   {OpId::kMm, "aten.mm.default", 2, 2, none(), kMatmul, mm_shape, mm_flops, sum_bytes},
   {OpId::kClone, "aten.clone.default", 1, 1, none(), kPw, clone_shape, zero_cost, clone_bytes},

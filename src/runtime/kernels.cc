@@ -17,6 +17,7 @@ KernelFn kernel_for(OpId op) {
     case OpId::kGetItem: return nullptr;      // the executor picks a producer output
     case OpId::kGeneric: return generic;
     case OpId::kAddmm: return addmm;
+    case OpId::kBaddbmm: return baddbmm;
     case OpId::kBmm: return bmm;
     case OpId::kMm: return mm;
     case OpId::kClone: return clone;

@@ -92,6 +92,16 @@ TEST(ZooOps, PointwiseOpsRejectBadMasksAndAClampWithoutBounds) {
   expect_error(z.g.add(OpId::kClamp, {z.in({4, 6})}), "needs min or max");
 }
 
+TEST(ZooOps, BaddbmmIsABatchedAddmm) {
+  Zoo z;
+  Expected<NodeId> y = z.g.add(OpId::kBaddbmm, {z.in({4, 8}), z.in({2, 4, 6}), z.in({2, 6, 8})});
+  EXPECT_EQ(z.out(y), "f32[2, 4, 8]");
+  // 2 * b m k n = 2 * 2*4*6*8, plus one add per output (64)
+  EXPECT_EQ(z.flops(*y), 2.0 * 2 * 4 * 6 * 8 + 64);
+  expect_error(z.g.add(OpId::kBaddbmm, {z.in({3, 8}), z.in({2, 4, 6}), z.in({2, 6, 8})}),
+               "does not broadcast to");
+}
+
 TEST(ZooOps, AvgPoolCountsItsWindowsAndAdaptivePoolItsOverlappingOnes) {
   Zoo z;
   Expected<NodeId> p = z.g.add(OpId::kAvgPool2d, {z.in({2, 4, 6, 6})},

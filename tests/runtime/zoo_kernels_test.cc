@@ -7,6 +7,7 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/avg_pool2d_backward.h>
+#include <ATen/ops/baddbmm.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/gelu.h>
@@ -126,6 +127,14 @@ TEST(ZooKernels, PointwiseOpsAreAtensOwn) {
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}}), at::clamp(x, -0.5), "clamp min only");
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}, {"max", 0.25}}), at::clamp(x, -0.5, 0.25),
              "clamp");
+}
+
+TEST(ZooKernels, BaddbmmIsAtensOwn) {
+  at::Tensor self = randn({4, 8});
+  at::Tensor a = randn({2, 4, 6});
+  at::Tensor b = randn({2, 6, 8});
+  expect_one(run(OpId::kBaddbmm, {self, a, b}, {{"beta", 0.5}, {"alpha", 2.0}}),
+             at::baddbmm(self, a, b, 0.5, 2.0), "baddbmm");
 }
 
 TEST(ZooKernels, PoolingAndUpsamplingAreAtensOwn) {

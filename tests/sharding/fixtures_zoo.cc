@@ -61,6 +61,10 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     case OpId::kMaskedFillScalar: return build(op, {x, mask({6})}, {{"value", -1.0}});
     case OpId::kSubTensor: return build(op, {x, f32({4, 1})}, {{"alpha", 2.0}});
     case OpId::kWhereSelf: return build(op, {mask({4, 1}), x, f32({6})});
+    // matmul
+    case OpId::kBaddbmm:
+      return build(op, {f32({2, 4, 8}), f32({2, 4, 6}), f32({2, 6, 8})},
+                   {{"beta", 0.5}, {"alpha", 2.0}});
     // pooling and upsampling
     case OpId::kAdaptiveAvgPool2d: return build(op, {f32(kImage)}, {{"output_size", V{1, 1}}});
     case OpId::kAdaptiveAvgPool2dBackward: return build(op, {f32({4, 4, 1, 1}), f32(kImage)});
@@ -91,6 +95,8 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   // pointwise: clamp with one bound; masked_fill with 0 is linear in self
   push(build(OpId::kClamp, {x}, {{"min", 0.0}}));
   push(build(OpId::kMaskedFillScalar, {x, mask({4, 6})}, {{"value", 0.0}}));
+  // baddbmm with a broadcast self
+  push(build(OpId::kBaddbmm, {f32({8}), f32({2, 4, 6}), f32({2, 6, 8})}));
   // pooling: ceil_mode (5x5 -> 3x3); no padding in the count and planes of
   // 8 -> 4 that a wrong rule could shard; adaptive windows that overlap
   // (6 -> 4); upsampling to a given size, with align_corners, and 4 -> 8

@@ -80,5 +80,14 @@ TEST(ZooRules, PartialFlowsOnlyThroughTheLinearInputs) {
   EXPECT_EQ(strategies_on_2(OpId::kClamp).count("P->P"), 0u);
 }
 
+// Fixture: self [2, 4, 8], batch1 [2, 4, 6], batch2 [2, 6, 8].
+TEST(ZooRules, BaddbmmContractionLeavesSelfAndTheResultPartial) {
+  std::set<std::string> s = strategies_on_2(OpId::kBaddbmm);
+  EXPECT_TRUE(s.count("P,S(2),S(1)->P"));
+  EXPECT_TRUE(s.count("S(0),S(0),S(0)->S(0)"));
+  EXPECT_TRUE(s.count("P,P,R->P"));
+  EXPECT_TRUE(s.count("P,R,P->P"));
+}
+
 }  // namespace
 }  // namespace autopar

@@ -1,4 +1,4 @@
-// mm, bmm, addmm: contractions. FLOPs are 2 per multiply-add.
+// mm, bmm, addmm, baddbmm: contractions. FLOPs are 2 per multiply-add.
 #include "ir/ops/rules.h"
 
 namespace autopar::rules {
@@ -53,6 +53,28 @@ Outputs addmm_shape(const OpCall& call) {
                       to_string(out->front()));
   }
   return out;
+}
+
+// beta * self + alpha * (batch1 @ batch2): self broadcasts to [b, m, n].
+Outputs baddbmm_shape(const OpCall& call) {
+  const TensorMeta& self = call.in(0);
+  OpCall product{call.input_outputs.subspan(1), call.attrs};
+  Outputs out = bmm_shape(product);
+  if (!out) return out;
+  if (Status s = require_same_dtype(self, call.in(1), "baddbmm self and batches"); !s) {
+    return s.error();
+  }
+  Expected<Shape> b = broadcast_shapes(self.shape, out->front().shape);
+  if (!b || *b != out->front().shape) {
+    return make_error("baddbmm self {} does not broadcast to {}", to_string(self),
+                      to_string(out->front()));
+  }
+  return out;
+}
+
+double baddbmm_flops(const OpCall& call, Metas outputs) {
+  OpCall product{call.input_outputs.subspan(1), call.attrs};
+  return bmm_flops(product, outputs) + out_numel(outputs);
 }
 
 double addmm_flops(const OpCall& call, Metas outputs) {

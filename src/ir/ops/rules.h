@@ -35,9 +35,11 @@ double generic_flops(const OpCall& call, Metas outputs);
 
 // matmul.cc
 Outputs addmm_shape(const OpCall& call);
+Outputs baddbmm_shape(const OpCall& call);
 Outputs bmm_shape(const OpCall& call);
 Outputs mm_shape(const OpCall& call);
 double addmm_flops(const OpCall& call, Metas outputs);
+double baddbmm_flops(const OpCall& call, Metas outputs);
 double bmm_flops(const OpCall& call, Metas outputs);
 double mm_flops(const OpCall& call, Metas outputs);
 

@@ -62,6 +62,7 @@ Tensors masked_outputs(std::tuple<at::Tensor, at::Tensor, at::Tensor> grads, con
 KernelResult generic(const KernelCall& call);
 // matmul.cc
 KernelResult addmm(const KernelCall& call);
+KernelResult baddbmm(const KernelCall& call);
 KernelResult bmm(const KernelCall& call);
 KernelResult mm(const KernelCall& call);
 // views.cc

@@ -45,6 +45,7 @@ Expected<OpRule> identity_rule(const RuleCall& call, bool linear);  // unary, sa
 
 // Family entry points (one file each), registered in registry.cc.
 Expected<OpRule> addmm_rule(const RuleCall& call);
+Expected<OpRule> baddbmm_rule(const RuleCall& call);
 Expected<OpRule> bmm_rule(const RuleCall& call);
 Expected<OpRule> mm_rule(const RuleCall& call);
 

@@ -22,6 +22,7 @@ constexpr RuleEntry kRules[] = {
   {OpId::kGetItem, getitem_rule},
   {OpId::kGeneric, generic_rule},
   {OpId::kAddmm, addmm_rule},
+  {OpId::kBaddbmm, baddbmm_rule},
   {OpId::kBmm, bmm_rule},
   {OpId::kMm, mm_rule},
   {OpId::kClone, pointwise_linear_rule},
