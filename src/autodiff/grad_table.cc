@@ -79,6 +79,9 @@ constexpr std::array kImportedOnly = {
     OpId::kUpsampleBilinear2dBackward,
     OpId::kUpsampleNearest2d,
     OpId::kUpsampleNearest2dBackward,
+    // PyTorch import: group norm
+    OpId::kNativeGroupNorm,
+    OpId::kNativeGroupNormBackward,
 };
 
 // clang-format off
@@ -168,6 +171,9 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kUpsampleBilinear2dBackward, nullptr},
   {OpId::kUpsampleNearest2d, nullptr},
   {OpId::kUpsampleNearest2dBackward, nullptr},
+  // PyTorch import: group norm
+  {OpId::kNativeGroupNorm, nullptr},
+  {OpId::kNativeGroupNormBackward, nullptr},
 }};
 // clang-format on
 

@@ -116,6 +116,9 @@ enum class OpId : uint16_t {
   kUpsampleBilinear2dBackward,
   kUpsampleNearest2d,
   kUpsampleNearest2dBackward,
+  // PyTorch import: group norm (src/ir/ops/norms.cc)
+  kNativeGroupNorm,
+  kNativeGroupNormBackward,
   kCount
 };
 

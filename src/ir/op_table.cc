@@ -103,6 +103,10 @@ constexpr AttrSpec kUpsampleBilinearBackwardAttrs[] = {{"output_size", T::kInts,
                                                   {"input_size", T::kInts},
                                                   {"align_corners", T::kBool},
                                                   {"scale_factors", T::kFloats, false}};
+constexpr AttrSpec kGroupNormAttrs[] = {{"N", T::kInt}, {"C", T::kInt}, {"HxW", T::kInt},
+                                   {"group", T::kInt}, {"eps", T::kScalar}};
+constexpr AttrSpec kGroupNormBackwardAttrs[] = {{"N", T::kInt}, {"C", T::kInt}, {"HxW", T::kInt},
+                                           {"group", T::kInt}, {"output_mask", T::kInts, false}};
 
 constexpr Traits kPw = kPointwise;
 constexpr int kMaxGenericInputs = 1 << 20;
@@ -195,6 +199,9 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kUpsampleBilinear2dBackward, "aten.upsample_bilinear2d_backward.vec", 1, 1, kUpsampleBilinearBackwardAttrs, kBw, upsample2d_backward_shape, upsample_bilinear2d_backward_flops, sum_bytes},
   {OpId::kUpsampleNearest2d, "aten.upsample_nearest2d.vec", 1, 1, kUpsampleNearestAttrs, kTraitNone, upsample2d_shape, upsample_nearest2d_flops, sum_bytes},
   {OpId::kUpsampleNearest2dBackward, "aten.upsample_nearest2d_backward.vec", 1, 1, kUpsampleNearestBackwardAttrs, kBw, upsample2d_backward_shape, upsample_nearest2d_backward_flops, sum_bytes},
+  // PyTorch import: group norm
+  {OpId::kNativeGroupNorm, "aten.native_group_norm.default", 1, 3, kGroupNormAttrs, kReduction, native_group_norm_shape, group_norm_flops, sum_bytes},
+  {OpId::kNativeGroupNormBackward, "aten.native_group_norm_backward.default", 4, 5, kGroupNormBackwardAttrs, kReduction | kBw, native_group_norm_backward_shape, group_norm_backward_flops, sum_bytes},
 }};
 // clang-format on
 

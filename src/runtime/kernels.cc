@@ -98,6 +98,9 @@ KernelFn kernel_for(OpId op) {
     case OpId::kUpsampleBilinear2dBackward: return upsample_bilinear2d_backward;
     case OpId::kUpsampleNearest2d: return upsample_nearest2d;
     case OpId::kUpsampleNearest2dBackward: return upsample_nearest2d_backward;
+    // PyTorch import: group norm
+    case OpId::kNativeGroupNorm: return native_group_norm;
+    case OpId::kNativeGroupNormBackward: return native_group_norm_backward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

@@ -149,5 +149,34 @@ TEST(ZooOps, PoolingRejectsWideningPaddingAndUpsamplingTwoSizes) {
                "must be the forward output [1, 2, 6, 10]");
 }
 
+Attrs groups(int64_t n, int64_t c, int64_t hxw, int64_t group) {
+  return {{"N", n}, {"C", c}, {"HxW", hxw}, {"group", group}, {"eps", 1e-5}};
+}
+
+TEST(ZooOps, GroupNormSavesPerSampleGroupStatistics) {
+  Zoo z;
+  NodeId x = z.in({2, 8, 4, 4});
+  Expected<NodeId> y = z.g.add(OpId::kNativeGroupNorm, {x, z.in({8}), z.in({8})}, groups(2, 8, 16, 4));
+  EXPECT_EQ(z.out(y), "f32[2, 8, 4, 4] f32[2, 4] f32[2, 4]");
+  EXPECT_EQ(z.flops(*y), 8.0 * 256);
+  Attrs backward{{"N", int64_t{2}}, {"C", int64_t{8}}, {"HxW", int64_t{16}}, {"group", int64_t{4}},
+                 {"output_mask", V{1, 0, 0}}};
+  NodeId stat = z.in({2, 4});
+  EXPECT_EQ(z.out(z.g.add(OpId::kNativeGroupNormBackward, {x, x, stat, stat}, backward)),
+            "f32[2, 8, 4, 4] f32[0] f32[0]");
+}
+
+TEST(ZooOps, GroupNormRejectsSizesThatDisagreeAndGroupsThatDoNotDivide) {
+  Zoo z;
+  NodeId x = z.in({2, 8, 4, 4});
+  expect_error(z.g.add(OpId::kNativeGroupNorm, {x}, groups(2, 8, 15, 4)), "do not describe the input");
+  expect_error(z.g.add(OpId::kNativeGroupNorm, {x}, groups(2, 8, 16, 3)), "group=3 must divide C=8");
+  NodeId stat = z.in({2, 4});
+  Attrs backward{{"N", int64_t{2}}, {"C", int64_t{8}}, {"HxW", int64_t{16}}, {"group", int64_t{4}},
+                 {"output_mask", V{1, 1, 1}}};
+  expect_error(z.g.add(OpId::kNativeGroupNormBackward, {x, x, stat, stat}, backward),
+               "without weight gives no weight or bias gradients");
+}
+
 }  // namespace
 }  // namespace autopar

@@ -17,6 +17,8 @@
 #include <ATen/ops/hardswish.h>
 #include <ATen/ops/hardswish_backward.h>
 #include <ATen/ops/masked_fill.h>
+#include <ATen/ops/native_group_norm.h>
+#include <ATen/ops/native_group_norm_backward.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/sigmoid_backward.h>
@@ -187,6 +189,45 @@ TEST(ZooKernels, UpsamplingBackwardOnAChannelShardTakesItsSizeFromTheLocalOutput
   std::vector<double> scale{2.0, 2.0};
   at::Tensor full = at::upsample_nearest2d_backward(g, c10::nullopt, {2, 4, 3, 3}, at::ArrayRef<double>(scale));
   EXPECT_TRUE(at::allclose((*r)[0], full.slice(1, 2, 4)));
+}
+
+TEST(ZooKernels, GroupNormIsAtensOwn) {
+  at::Tensor x = randn({2, 8, 3, 3});
+  at::Tensor w = randn({8});
+  at::Tensor b = randn({8});
+  Attrs attrs{{"N", int64_t{2}}, {"C", int64_t{8}}, {"HxW", int64_t{9}}, {"group", int64_t{4}},
+              {"eps", 1e-5}};
+  std::vector<at::Tensor> got = run(OpId::kNativeGroupNorm, {x, w, b}, attrs);
+  auto [out, mean, rstd] = at::native_group_norm(x, w, b, 2, 8, 9, 4, 1e-5);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(at::allclose(got[0], out) && at::allclose(got[1], mean) && at::allclose(got[2], rstd));
+  at::Tensor g = randn({2, 8, 3, 3});
+  Attrs backward{{"N", int64_t{2}}, {"C", int64_t{8}}, {"HxW", int64_t{9}}, {"group", int64_t{4}},
+                 {"output_mask", V{1, 1, 1}}};
+  std::vector<at::Tensor> grads = run(OpId::kNativeGroupNormBackward, {g, x, mean, rstd, w}, backward);
+  auto [gx, gw, gb] = at::native_group_norm_backward(g, x, mean, rstd, w, 2, 8, 9, 4, {true, true, true});
+  ASSERT_EQ(grads.size(), 3u);
+  EXPECT_TRUE(at::allclose(grads[0], gx, 1e-4, 1e-5) && at::allclose(grads[1], gw, 1e-4, 1e-5) &&
+              at::allclose(grads[2], gb, 1e-4, 1e-5));
+}
+
+// Channels 4..7 of 8 in 4 groups of 2 are groups 2 and 3: the kernel calls
+// aten with C = 4 and 2 groups, and gets the full result's slice.
+TEST(ZooKernels, GroupNormOnAShardOfWholeGroupsNormalizesEachGroupAlone) {
+  at::Tensor x = randn({2, 8, 3, 3});
+  Node node;
+  node.name = "gn";
+  node.op = OpId::kNativeGroupNorm;
+  node.inputs = {0};
+  node.attrs = {{"N", int64_t{2}}, {"C", int64_t{8}}, {"HxW", int64_t{9}}, {"group", int64_t{4}},
+                {"eps", 1e-5}};
+  std::vector<at::Tensor> in{x.slice(1, 4, 8)};
+  std::vector<TensorMeta> out{{{2, 4, 3, 3}, DType::f32}, {{2, 2}, DType::f32}, {{2, 2}, DType::f32}};
+  Expected<std::vector<at::Tensor>> r = run_kernel(node, in, out);
+  ASSERT_TRUE(r) << r.error().message;
+  auto [full, mean, rstd] = at::native_group_norm(x, {}, {}, 2, 8, 9, 4, 1e-5);
+  EXPECT_TRUE(at::allclose((*r)[0], full.slice(1, 4, 8), 1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose((*r)[1], mean.slice(1, 2, 4)));
 }
 
 }  // namespace

@@ -41,6 +41,20 @@ Attrs avg_pool_attrs() {
   return {{"kernel_size", V{3, 3}}, {"stride", V{2, 2}}, {"padding", V{1, 1}}};
 }
 
+// C = 8 in 4 groups of 2: the group factor shards on both mesh axes.
+Attrs group_attrs(int64_t group = 4) {
+  return {{"N", int64_t{4}}, {"C", int64_t{8}}, {"HxW", int64_t{9}}, {"group", group}};
+}
+const Shape kGrouped{4, 8, 3, 3};
+
+std::optional<OpFixture> group_norm_backward(bool weight, V output_mask) {
+  std::vector<TensorMeta> in{f32(kGrouped), f32(kGrouped), f32({4, 4}), f32({4, 4})};
+  if (weight) in.push_back(f32({8}));
+  Attrs attrs = group_attrs();
+  attrs.set("output_mask", std::move(output_mask));
+  return build(OpId::kNativeGroupNormBackward, std::move(in), std::move(attrs));
+}
+
 }  // namespace
 
 std::optional<OpFixture> zoo_op_fixture(OpId op) {
@@ -78,6 +92,13 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     case OpId::kUpsampleNearest2d: return build(op, {f32(kSmall)}, {{"scale_factors", F{2, 2}}});
     case OpId::kUpsampleNearest2dBackward:
       return build(op, {f32(kImage)}, {{"input_size", kSmall}, {"scale_factors", F{2, 2}}});
+    // norms
+    case OpId::kNativeGroupNorm: {
+      Attrs attrs = group_attrs();
+      attrs.set("eps", 1e-5);
+      return build(op, {f32(kGrouped), f32({8}), f32({8})}, std::move(attrs));
+    }
+    case OpId::kNativeGroupNormBackward: return group_norm_backward(true, {1, 1, 1});
     default: break;
   }
   return std::nullopt;
@@ -113,6 +134,17 @@ std::vector<OpFixture> zoo_variant_fixtures() {
              {{"output_size", V{5, 5}}, {"align_corners", true}}));
   push(build(OpId::kUpsampleBilinear2dBackward, {f32({4, 4, 5, 5})},
              {{"output_size", V{5, 5}}, {"input_size", kSmall}, {"align_corners", true}}));
+  // group norm: no affine; 2 groups (shards once); masked gradients
+  {
+    Attrs attrs = group_attrs();
+    attrs.set("eps", 1e-5);
+    push(build(OpId::kNativeGroupNorm, {f32(kGrouped)}, std::move(attrs)));
+    Attrs two = group_attrs(2);
+    two.set("eps", 1e-5);
+    push(build(OpId::kNativeGroupNorm, {f32(kGrouped), f32({8}), f32({8})}, std::move(two)));
+  }
+  push(group_norm_backward(false, {1, 0, 0}));
+  push(group_norm_backward(true, {0, 1, 1}));
   return out;
 }
 

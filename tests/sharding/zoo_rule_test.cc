@@ -65,6 +65,28 @@ TEST(ZooRules, PoolingAndUpsamplingShardBatchAndChannelsNeverThePlane) {
   }
 }
 
+// Fixture: input [4, 8, 3, 3] in 4 groups of 2 channels; mean/rstd [4, 4].
+TEST(ZooRules, GroupNormShardsSamplesAndWholeGroups) {
+  std::set<std::string> s = strategies_on_2(OpId::kNativeGroupNorm);
+  EXPECT_TRUE(s.count("S(0),R,R->S(0),S(0),S(0)")) << "batch: statistics are per sample";
+  EXPECT_TRUE(s.count("S(1),S(0),S(0)->S(1),S(1),S(1)")) << "groups, weight and bias with them";
+  EXPECT_EQ(s.size(), 3u) << "not linear";
+  std::set<std::string> b = strategies_on_2(OpId::kNativeGroupNormBackward);
+  EXPECT_TRUE(b.count("S(0),S(0),S(0),S(0),R->S(0),P,P")) << "weight/bias gradients sum the batch";
+  EXPECT_TRUE(b.count("S(1),S(1),S(1),S(1),S(0)->S(1),S(0),S(0)"));
+  EXPECT_TRUE(b.count("P,R,R,R,R->P,P,P")) << "linear in grad_out";
+}
+
+// 8 channels in 2 groups of 4: a 4-way channel shard would split groups.
+TEST(ZooRules, GroupNormDoesNotSplitAGroup) {
+  Attrs attrs{{"N", int64_t{4}}, {"C", int64_t{8}}, {"HxW", int64_t{9}}, {"group", int64_t{2}},
+              {"eps", 1e-5}};
+  std::set<std::string> s =
+      strategies(OpId::kNativeGroupNorm, {{{4, 8, 3, 3}, DType::f32}}, attrs, {4});
+  EXPECT_TRUE(s.count("S(0)->S(0),S(0),S(0)"));
+  for (const std::string& x : s) EXPECT_EQ(x.find("S(1)"), std::string::npos) << x;
+}
+
 TEST(ZooRules, PartialFlowsOnlyThroughTheLinearInputs) {
   std::set<std::string> div = strategies_on_2(OpId::kDivTensor);
   EXPECT_TRUE(div.count("P,R->P")) << "linear in the numerator";

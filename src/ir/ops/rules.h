@@ -166,4 +166,10 @@ double upsample_bilinear2d_backward_flops(const OpCall& call, Metas outputs);
 double upsample_nearest2d_flops(const OpCall& call, Metas outputs);
 double upsample_nearest2d_backward_flops(const OpCall& call, Metas outputs);
 
+// norms.cc (PyTorch import: group norm)
+Outputs native_group_norm_shape(const OpCall& call);
+Outputs native_group_norm_backward_shape(const OpCall& call);
+double group_norm_flops(const OpCall& call, Metas outputs);
+double group_norm_backward_flops(const OpCall& call, Metas outputs);
+
 }  // namespace autopar::rules

@@ -153,4 +153,8 @@ KernelResult upsample_bilinear2d_backward(const KernelCall& call);
 KernelResult upsample_nearest2d(const KernelCall& call);
 KernelResult upsample_nearest2d_backward(const KernelCall& call);
 
+// norms.cc (PyTorch import: group norm)
+KernelResult native_group_norm(const KernelCall& call);
+KernelResult native_group_norm_backward(const KernelCall& call);
+
 }  // namespace autopar::kernels

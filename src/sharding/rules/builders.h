@@ -106,6 +106,10 @@ Expected<OpRule> slice_backward_rule(const RuleCall& call);
 Expected<OpRule> pool_rule(const RuleCall& call);
 Expected<OpRule> pool_backward_rule(const RuleCall& call);
 
+// norms.cc (PyTorch import: group norm)
+Expected<OpRule> native_group_norm_rule(const RuleCall& call);
+Expected<OpRule> native_group_norm_backward_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 // Generic aten ops: every tensor replicated (no factor may shard).
 Expected<OpRule> generic_rule(const RuleCall& call);

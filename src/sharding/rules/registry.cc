@@ -103,6 +103,9 @@ constexpr RuleEntry kRules[] = {
   {OpId::kUpsampleBilinear2dBackward, pool_rule},
   {OpId::kUpsampleNearest2d, pool_rule},
   {OpId::kUpsampleNearest2dBackward, pool_rule},
+  // PyTorch import: group norm
+  {OpId::kNativeGroupNorm, native_group_norm_rule},
+  {OpId::kNativeGroupNormBackward, native_group_norm_backward_rule},
 };
 // clang-format on
 
