@@ -82,6 +82,12 @@ constexpr std::array kImportedOnly = {
     // PyTorch import: group norm
     OpId::kNativeGroupNorm,
     OpId::kNativeGroupNormBackward,
+    // PyTorch import: shape ops
+    OpId::kConstantPadNd,
+    OpId::kRoll,
+    OpId::kSqueeze,
+    OpId::kSqueezeDim,
+    OpId::kStack,
 };
 
 // clang-format off
@@ -174,6 +180,12 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   // PyTorch import: group norm
   {OpId::kNativeGroupNorm, nullptr},
   {OpId::kNativeGroupNormBackward, nullptr},
+  // PyTorch import: shape ops
+  {OpId::kConstantPadNd, nullptr},
+  {OpId::kRoll, nullptr},
+  {OpId::kSqueeze, nullptr},
+  {OpId::kSqueezeDim, nullptr},
+  {OpId::kStack, nullptr},
 }};
 // clang-format on
 

@@ -119,6 +119,12 @@ enum class OpId : uint16_t {
   // PyTorch import: group norm (src/ir/ops/norms.cc)
   kNativeGroupNorm,
   kNativeGroupNormBackward,
+  // PyTorch import: shape ops (src/ir/ops/shape.cc)
+  kConstantPadNd,
+  kRoll,
+  kSqueeze,
+  kSqueezeDim,
+  kStack,
   kCount
 };
 

@@ -107,6 +107,9 @@ constexpr AttrSpec kGroupNormAttrs[] = {{"N", T::kInt}, {"C", T::kInt}, {"HxW", 
                                    {"group", T::kInt}, {"eps", T::kScalar}};
 constexpr AttrSpec kGroupNormBackwardAttrs[] = {{"N", T::kInt}, {"C", T::kInt}, {"HxW", T::kInt},
                                            {"group", T::kInt}, {"output_mask", T::kInts, false}};
+constexpr AttrSpec kConstantPadAttrs[] = {{"pad", T::kInts}, {"value", T::kScalar, false}};
+constexpr AttrSpec kRollAttrs[] = {{"shifts", T::kInts}, {"dims", T::kInts, false}};
+constexpr AttrSpec kDimAttrs[] = {{"dim", T::kInt}};  // squeeze.dim
 
 constexpr Traits kPw = kPointwise;
 constexpr int kMaxGenericInputs = 1 << 20;
@@ -202,6 +205,12 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   // PyTorch import: group norm
   {OpId::kNativeGroupNorm, "aten.native_group_norm.default", 1, 3, kGroupNormAttrs, kReduction, native_group_norm_shape, group_norm_flops, sum_bytes},
   {OpId::kNativeGroupNormBackward, "aten.native_group_norm_backward.default", 4, 5, kGroupNormBackwardAttrs, kReduction | kBw, native_group_norm_backward_shape, group_norm_backward_flops, sum_bytes},
+  // PyTorch import: shape ops
+  {OpId::kConstantPadNd, "aten.constant_pad_nd.default", 1, 1, kConstantPadAttrs, kTraitNone, constant_pad_nd_shape, zero_cost, sum_bytes},
+  {OpId::kRoll, "aten.roll.default", 1, 1, kRollAttrs, kTraitNone, roll_shape, zero_cost, sum_bytes},
+  {OpId::kSqueeze, "aten.squeeze.default", 1, 1, none(), kView, squeeze_shape, zero_cost, zero_cost},
+  {OpId::kSqueezeDim, "aten.squeeze.dim", 1, 1, kDimAttrs, kView, squeeze_dim_shape, zero_cost, zero_cost},
+  {OpId::kStack, "aten.stack.default", 1, 64, kCatAttrs, kTraitNone, stack_shape, zero_cost, sum_bytes},
 }};
 // clang-format on
 

@@ -101,6 +101,12 @@ KernelFn kernel_for(OpId op) {
     // PyTorch import: group norm
     case OpId::kNativeGroupNorm: return native_group_norm;
     case OpId::kNativeGroupNormBackward: return native_group_norm_backward;
+    // PyTorch import: shape ops
+    case OpId::kConstantPadNd: return constant_pad_nd;
+    case OpId::kRoll: return roll;
+    case OpId::kSqueeze: return view;
+    case OpId::kSqueezeDim: return view;
+    case OpId::kStack: return stack;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

@@ -178,5 +178,30 @@ TEST(ZooOps, GroupNormRejectsSizesThatDisagreeAndGroupsThatDoNotDivide) {
                "without weight gives no weight or bias gradients");
 }
 
+TEST(ZooOps, StackAddsADimAndSqueezeDropsSizeOneDims) {
+  Zoo z;
+  NodeId x = z.in({4, 6});
+  EXPECT_EQ(z.out(z.g.add(OpId::kStack, {x, x, x}, {{"dim", int64_t{-1}}})), "f32[4, 6, 3]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kSqueeze, {z.in({1, 4, 1, 6})})), "f32[4, 6]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kSqueezeDim, {z.in({4, 1, 6})}, {{"dim", int64_t{1}}})), "f32[4, 6]");
+  // squeeze.dim of a dim that is not 1 changes nothing
+  EXPECT_EQ(z.out(z.g.add(OpId::kSqueezeDim, {x}, {{"dim", int64_t{0}}})), "f32[4, 6]");
+  expect_error(z.g.add(OpId::kStack, {x, z.in({4, 5})}), "differs from input 0");
+}
+
+TEST(ZooOps, ConstantPadNdPadsFromTheLastDimAndRollKeepsTheShape) {
+  Zoo z;
+  // pad (1, 2) on the last dim, (0, 3) on the one before: [2, 3, 4] -> [2, 6, 7]
+  Expected<NodeId> p = z.g.add(OpId::kConstantPadNd, {z.in({2, 3, 4})}, {{"pad", V{1, 2, 0, 3}}});
+  EXPECT_EQ(z.out(p), "f32[2, 6, 7]");
+  EXPECT_EQ(z.bytes(*p), (24.0 + 84.0) * 4);
+  // negative pads crop: 4 - 1 - 1 = 2
+  EXPECT_EQ(z.out(z.g.add(OpId::kConstantPadNd, {z.in({2, 4})}, {{"pad", V{-1, -1}}})), "f32[2, 2]");
+  expect_error(z.g.add(OpId::kConstantPadNd, {z.in({2, 4})}, {{"pad", V{1}}}), "(left, right) pairs");
+  EXPECT_EQ(z.out(z.g.add(OpId::kRoll, {z.in({2, 4})}, {{"shifts", V{1, -1}}, {"dims", V{0, 1}}})),
+            "f32[2, 4]");
+  expect_error(z.g.add(OpId::kRoll, {z.in({2, 4})}, {{"shifts", V{1, 2}}}), "one value per dim");
+}
+
 }  // namespace
 }  // namespace autopar

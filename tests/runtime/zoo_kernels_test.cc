@@ -9,6 +9,7 @@
 #include <ATen/ops/avg_pool2d_backward.h>
 #include <ATen/ops/baddbmm.h>
 #include <ATen/ops/clamp.h>
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gelu_backward.h>
@@ -20,8 +21,10 @@
 #include <ATen/ops/native_group_norm.h>
 #include <ATen/ops/native_group_norm_backward.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/roll.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/sigmoid_backward.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/tanh_backward.h>
@@ -131,6 +134,15 @@ TEST(ZooKernels, PointwiseOpsAreAtensOwn) {
              "clamp");
 }
 
+TEST(ZooKernels, PaddingAndRollAreAtensOwn) {
+  at::Tensor x = randn({2, 3, 4});
+  expect_one(run(OpId::kConstantPadNd, {x}, {{"pad", V{1, 2, 0, 1}}, {"value", 0.5}}),
+             at::constant_pad_nd(x, {1, 2, 0, 1}, 0.5), "constant_pad_nd");
+  expect_one(run(OpId::kRoll, {x}, {{"shifts", V{1, -2}}, {"dims", V{0, 2}}}),
+             at::roll(x, {1, -2}, {0, 2}), "roll");
+  expect_one(run(OpId::kRoll, {x}, {{"shifts", V{5}}}), at::roll(x, {5}), "roll flattened");
+}
+
 TEST(ZooKernels, BaddbmmIsAtensOwn) {
   at::Tensor self = randn({4, 8});
   at::Tensor a = randn({2, 4, 6});
@@ -228,6 +240,15 @@ TEST(ZooKernels, GroupNormOnAShardOfWholeGroupsNormalizesEachGroupAlone) {
   auto [full, mean, rstd] = at::native_group_norm(x, {}, {}, 2, 8, 9, 4, 1e-5);
   EXPECT_TRUE(at::allclose((*r)[0], full.slice(1, 4, 8), 1e-5, 1e-6));
   EXPECT_TRUE(at::allclose((*r)[1], mean.slice(1, 2, 4)));
+}
+
+TEST(ZooKernels, StackAndSqueezeAreAtensOwn) {
+  at::Tensor a = randn({4, 6});
+  at::Tensor b = randn({4, 6});
+  expect_one(run(OpId::kStack, {a, b}, {{"dim", int64_t{1}}}), at::stack({a, b}, 1), "stack");
+  at::Tensor x = randn({4, 1, 6, 1});
+  expect_one(run(OpId::kSqueeze, {x}), x.squeeze(), "squeeze");
+  expect_one(run(OpId::kSqueezeDim, {x}, {{"dim", int64_t{1}}}), x.squeeze(1), "squeeze.dim");
 }
 
 }  // namespace

@@ -99,6 +99,12 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
       return build(op, {f32(kGrouped), f32({8}), f32({8})}, std::move(attrs));
     }
     case OpId::kNativeGroupNormBackward: return group_norm_backward(true, {1, 1, 1});
+    // shape
+    case OpId::kConstantPadNd: return build(op, {f32({4, 6, 4})}, {{"pad", V{1, 1}}});
+    case OpId::kRoll: return build(op, {x}, {{"shifts", V{2}}, {"dims", V{1}}});
+    case OpId::kStack: return build(op, {x, x}, {{"dim", int64_t{1}}});
+    case OpId::kSqueeze: return build(op, {f32({4, 1, 6, 1})});
+    case OpId::kSqueezeDim: return build(op, {f32({4, 1, 6})}, {{"dim", int64_t{1}}});
     default: break;
   }
   return std::nullopt;
@@ -145,6 +151,9 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   }
   push(group_norm_backward(false, {1, 0, 0}));
   push(group_norm_backward(true, {0, 1, 1}));
+  // padding the middle dim with ones (not linear); rolling the flattened tensor
+  push(build(OpId::kConstantPadNd, {f32({4, 6, 4})}, {{"pad", V{0, 0, 2, 1}}, {"value", 1.0}}));
+  push(build(OpId::kRoll, {x}, {{"shifts", V{5}}}));
   return out;
 }
 

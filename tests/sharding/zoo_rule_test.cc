@@ -111,5 +111,13 @@ TEST(ZooRules, BaddbmmContractionLeavesSelfAndTheResultPartial) {
   EXPECT_TRUE(s.count("P,R,P->P"));
 }
 
+TEST(ZooRules, StackNeverShardsTheNewDim) {
+  std::set<std::string> s = strategies_on_2(OpId::kStack);  // two [4, 6] stacked at dim 1
+  EXPECT_TRUE(s.count("S(0),S(0)->S(0)"));
+  EXPECT_TRUE(s.count("S(1),S(1)->S(2)"));
+  EXPECT_TRUE(s.count("P,P->P"));
+  for (const std::string& x : s) EXPECT_EQ(x.find("->S(1)"), std::string::npos) << x;
+}
+
 }  // namespace
 }  // namespace autopar

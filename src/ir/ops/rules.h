@@ -172,4 +172,11 @@ Outputs native_group_norm_backward_shape(const OpCall& call);
 double group_norm_flops(const OpCall& call, Metas outputs);
 double group_norm_backward_flops(const OpCall& call, Metas outputs);
 
+// shape.cc (PyTorch import: shape ops)
+Outputs constant_pad_nd_shape(const OpCall& call);
+Outputs roll_shape(const OpCall& call);
+Outputs squeeze_shape(const OpCall& call);
+Outputs squeeze_dim_shape(const OpCall& call);
+Outputs stack_shape(const OpCall& call);
+
 }  // namespace autopar::rules

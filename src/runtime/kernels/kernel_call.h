@@ -157,4 +157,9 @@ KernelResult upsample_nearest2d_backward(const KernelCall& call);
 KernelResult native_group_norm(const KernelCall& call);
 KernelResult native_group_norm_backward(const KernelCall& call);
 
+// shape.cc (PyTorch import: shape ops; squeeze runs as view)
+KernelResult constant_pad_nd(const KernelCall& call);
+KernelResult roll(const KernelCall& call);
+KernelResult stack(const KernelCall& call);
+
 }  // namespace autopar::kernels

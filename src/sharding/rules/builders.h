@@ -110,6 +110,11 @@ Expected<OpRule> pool_backward_rule(const RuleCall& call);
 Expected<OpRule> native_group_norm_rule(const RuleCall& call);
 Expected<OpRule> native_group_norm_backward_rule(const RuleCall& call);
 
+// shape.cc (PyTorch import: shape ops)
+Expected<OpRule> constant_pad_nd_rule(const RuleCall& call);
+Expected<OpRule> roll_rule(const RuleCall& call);
+Expected<OpRule> stack_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 // Generic aten ops: every tensor replicated (no factor may shard).
 Expected<OpRule> generic_rule(const RuleCall& call);

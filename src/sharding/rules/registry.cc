@@ -106,6 +106,12 @@ constexpr RuleEntry kRules[] = {
   // PyTorch import: group norm
   {OpId::kNativeGroupNorm, native_group_norm_rule},
   {OpId::kNativeGroupNormBackward, native_group_norm_backward_rule},
+  // PyTorch import: shape ops
+  {OpId::kConstantPadNd, constant_pad_nd_rule},
+  {OpId::kRoll, roll_rule},
+  {OpId::kSqueeze, view_rule},
+  {OpId::kSqueezeDim, view_rule},
+  {OpId::kStack, stack_rule},
 };
 // clang-format on
 
