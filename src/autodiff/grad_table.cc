@@ -88,6 +88,9 @@ constexpr std::array kImportedOnly = {
     OpId::kSqueeze,
     OpId::kSqueezeDim,
     OpId::kStack,
+    // PyTorch import: per-pixel loss
+    OpId::kNllLoss2dBackward,
+    OpId::kNllLoss2dForward,
 };
 
 // clang-format off
@@ -186,6 +189,9 @@ constexpr std::array<GradEntry, kOpCount> kRules = {{
   {OpId::kSqueeze, nullptr},
   {OpId::kSqueezeDim, nullptr},
   {OpId::kStack, nullptr},
+  // PyTorch import: per-pixel loss
+  {OpId::kNllLoss2dBackward, nullptr},
+  {OpId::kNllLoss2dForward, nullptr},
 }};
 // clang-format on
 

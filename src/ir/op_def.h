@@ -125,6 +125,9 @@ enum class OpId : uint16_t {
   kSqueeze,
   kSqueezeDim,
   kStack,
+  // PyTorch import: per-pixel loss (src/ir/ops/losses.cc)
+  kNllLoss2dBackward,
+  kNllLoss2dForward,
   kCount
 };
 

@@ -211,6 +211,9 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kSqueeze, "aten.squeeze.default", 1, 1, none(), kView, squeeze_shape, zero_cost, zero_cost},
   {OpId::kSqueezeDim, "aten.squeeze.dim", 1, 1, kDimAttrs, kView, squeeze_dim_shape, zero_cost, zero_cost},
   {OpId::kStack, "aten.stack.default", 1, 64, kCatAttrs, kTraitNone, stack_shape, zero_cost, sum_bytes},
+  // PyTorch import: per-pixel loss
+  {OpId::kNllLoss2dBackward, "aten.nll_loss2d_backward.default", 4, 5, kNllLossAttrs, kBw, nll_loss2d_backward_shape, nll_loss2d_flops, sum_bytes},
+  {OpId::kNllLoss2dForward, "aten.nll_loss2d_forward.default", 2, 3, kNllLossAttrs, kReduction, nll_loss2d_forward_shape, nll_loss2d_flops, sum_bytes},
 }};
 // clang-format on
 

@@ -74,6 +74,10 @@ std::optional<int64_t> index_bound(const Graph& graph, NodeId id,
         tighten(graph.node(in[0]).meta().shape.back());
       } else if (u.op == OpId::kNllLossBackward && in.size() == 4 && in[2] == at) {
         tighten(graph.node(in[1]).meta().shape.back());
+      } else if (u.op == OpId::kNllLoss2dForward && in.size() >= 2 && in[1] == at) {
+        tighten(graph.node(in[0]).meta().shape[1]);  // classes: self is [N, C, H, W]
+      } else if (u.op == OpId::kNllLoss2dBackward && in.size() >= 4 && in[2] == at) {
+        tighten(graph.node(in[1]).meta().shape[1]);
       } else if (u.op == OpId::kMaxPool2dWithIndicesBackward && in.size() == 3 && in[2] == at) {
         const Shape& x = graph.node(in[1]).meta().shape;  // offsets within one H*W plane
         tighten(x.size() == 4 ? x[2] * x[3] : 1);

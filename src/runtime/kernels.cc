@@ -107,6 +107,9 @@ KernelFn kernel_for(OpId op) {
     case OpId::kSqueeze: return view;
     case OpId::kSqueezeDim: return view;
     case OpId::kStack: return stack;
+    // PyTorch import: per-pixel loss
+    case OpId::kNllLoss2dBackward: return nll_loss2d_backward;
+    case OpId::kNllLoss2dForward: return nll_loss2d_forward;
     case OpId::kCount: return nullptr;
   }
   return nullptr;

@@ -189,6 +189,22 @@ TEST(ZooOps, StackAddsADimAndSqueezeDropsSizeOneDims) {
   expect_error(z.g.add(OpId::kStack, {x, z.in({4, 5})}), "differs from input 0");
 }
 
+TEST(ZooOps, NllLoss2dReducesOverPixelsUnlessReductionIsNone) {
+  Zoo z;
+  NodeId self = z.in({2, 3, 4, 5});
+  NodeId target = z.in({2, 4, 5}, DType::i64);
+  Attrs mean{{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}};
+  Attrs none{{"reduction", int64_t{0}}, {"ignore_index", int64_t{-100}}};
+  Expected<NodeId> l = z.g.add(OpId::kNllLoss2dForward, {self, target, z.in({3})}, mean);
+  EXPECT_EQ(z.out(l), "f32[] f32[]");
+  EXPECT_EQ(z.flops(*l), 2.0 * 40);  // a pick and a weight multiply per pixel
+  EXPECT_EQ(z.out(z.g.add(OpId::kNllLoss2dForward, {self, target}, none)), "f32[2, 4, 5] f32[]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kNllLoss2dBackward, {z.in({}), self, target, z.in({})}, mean)),
+            "f32[2, 3, 4, 5]");
+  expect_error(z.g.add(OpId::kNllLoss2dForward, {self, z.in({2, 5, 4}, DType::i64)}, mean),
+               "target must be i64[2, 4, 5]");
+}
+
 TEST(ZooOps, ConstantPadNdPadsFromTheLastDimAndRollKeepsTheShape) {
   Zoo z;
   // pad (1, 2) on the last dim, (0, 3) on the one before: [2, 3, 4] -> [2, 6, 7]

@@ -20,6 +20,9 @@
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/native_group_norm.h>
 #include <ATen/ops/native_group_norm_backward.h>
+#include <ATen/ops/nll_loss2d_backward.h>
+#include <ATen/ops/nll_loss2d_forward.h>
+#include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/roll.h>
 #include <ATen/ops/sigmoid.h>
@@ -249,6 +252,23 @@ TEST(ZooKernels, StackAndSqueezeAreAtensOwn) {
   at::Tensor x = randn({4, 1, 6, 1});
   expect_one(run(OpId::kSqueeze, {x}), x.squeeze(), "squeeze");
   expect_one(run(OpId::kSqueezeDim, {x}, {{"dim", int64_t{1}}}), x.squeeze(1), "squeeze.dim");
+}
+
+TEST(ZooKernels, NllLoss2dIsAtensOwn) {
+  at::Tensor self = randn({2, 3, 4, 5});
+  at::Tensor target = at::randint(3, {2, 4, 5}, at::kLong);
+  at::Tensor w = randn({3}).abs();
+  for (int64_t reduction : {0, 1, 2}) {
+    Attrs attrs{{"reduction", reduction}, {"ignore_index", int64_t{-100}}};
+    std::vector<at::Tensor> got = run(OpId::kNllLoss2dForward, {self, target, w}, attrs);
+    auto [loss, total] = at::nll_loss2d_forward(self, target, w, reduction, -100);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(at::allclose(got[0], loss) && at::allclose(got[1], total)) << reduction;
+    at::Tensor g = reduction == 0 ? randn({2, 4, 5}) : randn({});
+    expect_one(run(OpId::kNllLoss2dBackward, {g, self, target, w, total}, attrs),
+               at::nll_loss2d_backward(g, self, target, w, reduction, -100, total),
+               "nll_loss2d_backward");
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ using V = std::vector<int64_t>;
 using F = std::vector<double>;
 
 TensorMeta f32(Shape shape) { return {std::move(shape), DType::f32}; }
+TensorMeta i64(Shape shape) { return {std::move(shape), DType::i64}; }
 TensorMeta mask(Shape shape) { return {std::move(shape), DType::boolean}; }
 
 struct ZooBuilder {
@@ -53,6 +54,23 @@ std::optional<OpFixture> group_norm_backward(bool weight, V output_mask) {
   Attrs attrs = group_attrs();
   attrs.set("output_mask", std::move(output_mask));
   return build(OpId::kNativeGroupNormBackward, std::move(in), std::move(attrs));
+}
+
+// self [N=4, C=3, H=4, W=4]: n, h and w shard on both mesh axes, c never.
+std::optional<OpFixture> nll_loss2d(int64_t reduction, bool weight) {
+  std::vector<TensorMeta> in{f32({4, 3, 4, 4}), i64({4, 4, 4})};
+  if (weight) in.push_back(f32({3}));
+  return build(OpId::kNllLoss2dForward, std::move(in),
+               {{"reduction", reduction}, {"ignore_index", int64_t{-100}}});
+}
+
+std::optional<OpFixture> nll_loss2d_backward(int64_t reduction, bool weight) {
+  std::vector<TensorMeta> in{f32(reduction == 0 ? Shape{4, 4, 4} : Shape{}), f32({4, 3, 4, 4}),
+                             i64({4, 4, 4})};
+  if (weight) in.push_back(f32({3}));
+  in.push_back(f32({}));
+  return build(OpId::kNllLoss2dBackward, std::move(in),
+               {{"reduction", reduction}, {"ignore_index", int64_t{-100}}});
 }
 
 }  // namespace
@@ -105,6 +123,9 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     case OpId::kStack: return build(op, {x, x}, {{"dim", int64_t{1}}});
     case OpId::kSqueeze: return build(op, {f32({4, 1, 6, 1})});
     case OpId::kSqueezeDim: return build(op, {f32({4, 1, 6})}, {{"dim", int64_t{1}}});
+    // losses
+    case OpId::kNllLoss2dBackward: return nll_loss2d_backward(1, false);
+    case OpId::kNllLoss2dForward: return nll_loss2d(1, false);
     default: break;
   }
   return std::nullopt;
@@ -154,6 +175,12 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   // padding the middle dim with ones (not linear); rolling the flattened tensor
   push(build(OpId::kConstantPadNd, {f32({4, 6, 4})}, {{"pad", V{0, 0, 2, 1}}, {"value", 1.0}}));
   push(build(OpId::kRoll, {x}, {{"shifts", V{5}}}));
+  // nll_loss2d: every reduction, with and without a class weight
+  push(nll_loss2d(0, false));
+  push(nll_loss2d(2, true));
+  push(nll_loss2d(1, true));
+  push(nll_loss2d_backward(0, false));
+  push(nll_loss2d_backward(1, true));
   return out;
 }
 

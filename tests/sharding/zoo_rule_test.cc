@@ -87,6 +87,32 @@ TEST(ZooRules, GroupNormDoesNotSplitAGroup) {
   for (const std::string& x : s) EXPECT_EQ(x.find("S(1)"), std::string::npos) << x;
 }
 
+// Fixture: self [4, 3, 4, 4], target [4, 4, 4], mean reduction.
+TEST(ZooRules, NllLoss2dShardsPixelsNeverClasses) {
+  std::set<std::string> s = strategies_on_2(OpId::kNllLoss2dForward);
+  EXPECT_TRUE(s.count("S(0),S(0)->P(avg),P"));
+  EXPECT_TRUE(s.count("S(2),S(1)->P(avg),P"));
+  EXPECT_TRUE(s.count("S(3),S(2)->P(avg),P"));
+  for (const std::string& x : s) EXPECT_NE(x.substr(0, 4), "S(1)") << "the class dim: " << x;
+  std::set<std::string> b = strategies_on_2(OpId::kNllLoss2dBackward);
+  EXPECT_TRUE(b.count("R,S(2),S(1),R->S(2)")) << "total_weight is global";
+  EXPECT_TRUE(b.count("P,R,R,R->P"));
+}
+
+// Weighted shards divide by different total weights: no mean of means.
+TEST(ZooRules, WeightedMeanNllLoss2dStaysWhole) {
+  Attrs mean{{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}};
+  std::set<std::string> s = strategies(
+      OpId::kNllLoss2dForward,
+      {{{4, 3, 4, 4}, DType::f32}, {{4, 4, 4}, DType::i64}, {{3}, DType::f32}}, mean);
+  EXPECT_EQ(s, (std::set<std::string>{"R,R,R->R,R"}));
+  Attrs sum{{"reduction", int64_t{2}}, {"ignore_index", int64_t{-100}}};
+  std::set<std::string> summed = strategies(
+      OpId::kNllLoss2dForward,
+      {{{4, 3, 4, 4}, DType::f32}, {{4, 4, 4}, DType::i64}, {{3}, DType::f32}}, sum);
+  EXPECT_TRUE(summed.count("S(0),S(0),R->P,P")) << "sums of sums are exact";
+}
+
 TEST(ZooRules, PartialFlowsOnlyThroughTheLinearInputs) {
   std::set<std::string> div = strategies_on_2(OpId::kDivTensor);
   EXPECT_TRUE(div.count("P,R->P")) << "linear in the numerator";

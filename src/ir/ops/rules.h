@@ -179,4 +179,9 @@ Outputs squeeze_shape(const OpCall& call);
 Outputs squeeze_dim_shape(const OpCall& call);
 Outputs stack_shape(const OpCall& call);
 
+// losses.cc (PyTorch import: per-pixel loss)
+Outputs nll_loss2d_forward_shape(const OpCall& call);
+Outputs nll_loss2d_backward_shape(const OpCall& call);
+double nll_loss2d_flops(const OpCall& call, Metas outputs);
+
 }  // namespace autopar::rules

@@ -162,4 +162,8 @@ KernelResult constant_pad_nd(const KernelCall& call);
 KernelResult roll(const KernelCall& call);
 KernelResult stack(const KernelCall& call);
 
+// losses.cc (PyTorch import: per-pixel loss)
+KernelResult nll_loss2d_backward(const KernelCall& call);
+KernelResult nll_loss2d_forward(const KernelCall& call);
+
 }  // namespace autopar::kernels

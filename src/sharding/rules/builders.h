@@ -115,6 +115,10 @@ Expected<OpRule> constant_pad_nd_rule(const RuleCall& call);
 Expected<OpRule> roll_rule(const RuleCall& call);
 Expected<OpRule> stack_rule(const RuleCall& call);
 
+// losses.cc (PyTorch import: per-pixel loss)
+Expected<OpRule> nll_loss2d_forward_rule(const RuleCall& call);
+Expected<OpRule> nll_loss2d_backward_rule(const RuleCall& call);
+
 Expected<OpRule> getitem_rule(const RuleCall& call);
 // Generic aten ops: every tensor replicated (no factor may shard).
 Expected<OpRule> generic_rule(const RuleCall& call);

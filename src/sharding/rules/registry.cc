@@ -112,6 +112,9 @@ constexpr RuleEntry kRules[] = {
   {OpId::kSqueeze, view_rule},
   {OpId::kSqueezeDim, view_rule},
   {OpId::kStack, stack_rule},
+  // PyTorch import: per-pixel loss
+  {OpId::kNllLoss2dBackward, nll_loss2d_backward_rule},
+  {OpId::kNllLoss2dForward, nll_loss2d_forward_rule},
 };
 // clang-format on
 
