@@ -50,9 +50,13 @@ enum class OpId : uint16_t {
   kClamp,
   kDivScalar,
   kDivTensor,
+  kEqScalar,
+  kFillScalar,
   kMaskedFillScalar,
   kMulScalar,
   kMulTensor,
+  kNeScalar,
+  kOnesLike,
   kPowTensorScalar,
   kRelu,
   kRsqrt,
@@ -62,8 +66,11 @@ enum class OpId : uint16_t {
   kThresholdBackward,
   kToCopy,
   kWhereSelf,
+  kZerosLike,
   // reductions
+  kMean,
   kMeanDim,
+  kSum,
   kSumDimIntList,
   // nn
   kEmbedding,
@@ -204,5 +211,7 @@ Expected<std::vector<TensorMeta>> infer_outputs(OpId id, const OpCall& call);
 // Shared cost helpers for rules.
 double sum_bytes(const OpCall& call, std::span<const TensorMeta> outputs);  // all in + out
 double zero_cost(const OpCall& call, std::span<const TensorMeta> outputs);
+// Writes its outputs without reading its inputs' data (zeros_like, fill).
+double out_only_bytes(const OpCall& call, std::span<const TensorMeta> outputs);
 
 }  // namespace autopar

@@ -84,6 +84,7 @@ constexpr AttrSpec kGeluAttrs[] = {{"approximate", T::kString, false}};  // "non
 // PyTorch import: model-zoo ops
 constexpr AttrSpec kClampAttrs[] = {{"min", T::kScalar, false}, {"max", T::kScalar, false}};
 constexpr AttrSpec kValueAttrs[] = {{"value", T::kScalar}};
+constexpr AttrSpec kDTypeAttrs[] = {{"dtype", T::kDType, false}};
 constexpr AttrSpec kAvgPoolAttrs[] = {{"kernel_size", T::kInts},
                                  {"stride", T::kInts, false},
                                  {"padding", T::kInts, false},
@@ -139,9 +140,13 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kClamp, "aten.clamp.default", 1, 1, kClampAttrs, kPw, clamp_shape, pointwise_flops, sum_bytes},
   {OpId::kDivScalar, "aten.div.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kDivTensor, "aten.div.Tensor", 2, 2, none(), kPw, div_tensor_shape, pointwise_flops, sum_bytes},
+  {OpId::kEqScalar, "aten.eq.Scalar", 1, 1, kScalarOtherAttrs, kPw, compare_scalar_shape, pointwise_flops, sum_bytes},
+  {OpId::kFillScalar, "aten.fill.Scalar", 1, 1, kValueAttrs, kPw, unary_shape, pointwise_flops, out_only_bytes},
   {OpId::kMaskedFillScalar, "aten.masked_fill.Scalar", 2, 2, kValueAttrs, kPw, masked_fill_shape, pointwise_flops, sum_bytes},
   {OpId::kMulScalar, "aten.mul.Scalar", 1, 1, kScalarOtherAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kMulTensor, "aten.mul.Tensor", 2, 2, none(), kPw, binary_broadcast_shape, pointwise_flops, sum_bytes},
+  {OpId::kNeScalar, "aten.ne.Scalar", 1, 1, kScalarOtherAttrs, kPw, compare_scalar_shape, pointwise_flops, sum_bytes},
+  {OpId::kOnesLike, "aten.ones_like.default", 1, 1, kDTypeAttrs, kPw, like_shape, pointwise_flops, out_only_bytes},
   {OpId::kPowTensorScalar, "aten.pow.Tensor_Scalar", 1, 1, kPowAttrs, kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kRelu, "aten.relu.default", 1, 1, none(), kPw, unary_shape, pointwise_flops, sum_bytes},
   {OpId::kRsqrt, "aten.rsqrt.default", 1, 1, none(), kPw, unary_shape, pointwise_flops, sum_bytes},
@@ -151,7 +156,10 @@ constexpr std::array<OpDef, kOpCount> kOps = {{
   {OpId::kThresholdBackward, "aten.threshold_backward.default", 2, 2, kThresholdAttrs, kPw | kBw, grad_and_input_shape, pointwise_flops, sum_bytes},
   {OpId::kToCopy, "aten._to_copy.default", 1, 1, kToCopyAttrs, kPw, to_copy_shape, pointwise_flops, sum_bytes},
   {OpId::kWhereSelf, "aten.where.self", 3, 3, none(), kPw, where_shape, pointwise_flops, sum_bytes},
+  {OpId::kZerosLike, "aten.zeros_like.default", 1, 1, kDTypeAttrs, kPw, like_shape, pointwise_flops, out_only_bytes},
+  {OpId::kMean, "aten.mean.default", 1, 1, kDTypeAttrs, kReduction, reduce_all_shape, reduction_flops, sum_bytes},
   {OpId::kMeanDim, "aten.mean.dim", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
+  {OpId::kSum, "aten.sum.default", 1, 1, kDTypeAttrs, kReduction, reduce_all_shape, reduction_flops, sum_bytes},
   {OpId::kSumDimIntList, "aten.sum.dim_IntList", 1, 1, kReduceAttrs, kReduction, reduce_dims_shape, reduction_flops, sum_bytes},
   {OpId::kEmbedding, "aten.embedding.default", 2, 2, kEmbeddingAttrs, kTraitNone, embedding_shape, embedding_flops, embedding_bytes},
   {OpId::kEmbeddingDenseBackward, "aten.embedding_dense_backward.default", 2, 2, kEmbeddingBackwardAttrs, kBw, embedding_dense_backward_shape, embedding_dense_backward_flops, sum_bytes},
@@ -299,5 +307,9 @@ double sum_bytes(const OpCall& call, std::span<const TensorMeta> outputs) {
 }
 
 double zero_cost(const OpCall&, std::span<const TensorMeta>) { return 0; }
+
+double out_only_bytes(const OpCall&, std::span<const TensorMeta> outputs) {
+  return rules::out_bytes(outputs);
+}
 
 }  // namespace autopar

@@ -35,9 +35,13 @@ KernelFn kernel_for(OpId op) {
     case OpId::kClamp: return clamp;
     case OpId::kDivScalar: return div_scalar;
     case OpId::kDivTensor: return div_tensor;
+    case OpId::kEqScalar: return eq_scalar;
+    case OpId::kFillScalar: return fill_scalar;
     case OpId::kMaskedFillScalar: return masked_fill;
     case OpId::kMulScalar: return mul_scalar;
     case OpId::kMulTensor: return mul_tensor;
+    case OpId::kNeScalar: return ne_scalar;
+    case OpId::kOnesLike: return ones_like;
     case OpId::kPowTensorScalar: return pow_tensor_scalar;
     case OpId::kRelu: return relu;
     case OpId::kRsqrt: return rsqrt;
@@ -47,7 +51,10 @@ KernelFn kernel_for(OpId op) {
     case OpId::kThresholdBackward: return threshold_backward;
     case OpId::kToCopy: return to_copy;
     case OpId::kWhereSelf: return where_self;
+    case OpId::kZerosLike: return zeros_like;
+    case OpId::kMean: return mean;
     case OpId::kMeanDim: return mean_dim;
+    case OpId::kSum: return sum;
     case OpId::kSumDimIntList: return sum_dim;
     case OpId::kEmbedding: return embedding;
     case OpId::kEmbeddingDenseBackward: return embedding_dense_backward;

@@ -205,6 +205,28 @@ TEST(ZooOps, NllLoss2dReducesOverPixelsUnlessReductionIsNone) {
                "target must be i64[2, 4, 5]");
 }
 
+TEST(ZooOps, FillOpsWriteOnlyTheirOutputAndComparisonsGiveBool) {
+  Zoo z;
+  NodeId x = z.in({4, 6});
+  Expected<NodeId> zeros = z.g.add(OpId::kZerosLike, {x}, {{"dtype", DType::bf16}});
+  EXPECT_EQ(z.out(zeros), "bf16[4, 6]");
+  EXPECT_EQ(z.bytes(*zeros), 24.0 * 2);  // writes 24 bf16, reads nothing
+  Expected<NodeId> fill = z.g.add(OpId::kFillScalar, {x}, {{"value", 1.5}});
+  EXPECT_EQ(z.bytes(*fill), 24.0 * 4);
+  EXPECT_EQ(z.out(z.g.add(OpId::kNeScalar, {x}, {{"other", 0.0}})), "bool[4, 6]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kEqScalar, {z.in({4}, DType::i64)}, {{"other", int64_t{3}}})), "bool[4]");
+}
+
+TEST(ZooOps, FullReductionsGiveAScalarAndSumPromotesIntegers) {
+  Zoo z;
+  Expected<NodeId> m = z.g.add(OpId::kMean, {z.in({4, 6})});
+  EXPECT_EQ(z.out(m), "f32[]");
+  EXPECT_EQ(z.flops(*m), 24.0);
+  EXPECT_EQ(z.out(z.g.add(OpId::kSum, {z.in({4}, DType::boolean)})), "i64[]");
+  EXPECT_EQ(z.out(z.g.add(OpId::kSum, {z.in({4})}, {{"dtype", DType::f64}})), "f64[]");
+  expect_error(z.g.add(OpId::kSum, {z.in({4})}, {{"dim", V{0}}}), "has no attribute 'dim'");
+}
+
 TEST(ZooOps, ConstantPadNdPadsFromTheLastDimAndRollKeepsTheShape) {
   Zoo z;
   // pad (1, 2) on the last dim, (0, 3) on the one before: [2, 3, 4] -> [2, 6, 7]

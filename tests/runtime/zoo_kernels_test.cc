@@ -18,6 +18,7 @@
 #include <ATen/ops/hardswish.h>
 #include <ATen/ops/hardswish_backward.h>
 #include <ATen/ops/masked_fill.h>
+#include <ATen/ops/mean.h>
 #include <ATen/ops/native_group_norm.h>
 #include <ATen/ops/native_group_norm_backward.h>
 #include <ATen/ops/nll_loss2d_backward.h>
@@ -29,6 +30,7 @@
 #include <ATen/ops/sigmoid_backward.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/sub.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/tanh_backward.h>
 #include <ATen/ops/upsample_bilinear2d.h>
@@ -135,6 +137,22 @@ TEST(ZooKernels, PointwiseOpsAreAtensOwn) {
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}}), at::clamp(x, -0.5), "clamp min only");
   expect_one(run(OpId::kClamp, {x}, {{"min", -0.5}, {"max", 0.25}}), at::clamp(x, -0.5, 0.25),
              "clamp");
+}
+
+TEST(ZooKernels, FillsComparisonsAndFullReductionsAreAtensOwn) {
+  at::Tensor x = randn({4, 6});
+  expect_one(run(OpId::kZerosLike, {x}, {{"dtype", DType::bf16}}), x.new_zeros({4, 6}).to(at::kBFloat16),
+             "zeros_like");
+  expect_one(run(OpId::kOnesLike, {x}), x.new_ones({4, 6}), "ones_like");
+  expect_one(run(OpId::kFillScalar, {x}, {{"value", 2.5}}), x.new_full({4, 6}, 2.5), "fill.Scalar");
+  std::vector<at::Tensor> ne = run(OpId::kNeScalar, {x.round()}, {{"other", 0.0}});
+  ASSERT_EQ(ne.size(), 1u);
+  EXPECT_TRUE(ne[0].equal(x.round().ne(0.0)));
+  std::vector<at::Tensor> eq = run(OpId::kEqScalar, {x.round()}, {{"other", 0.0}});
+  ASSERT_EQ(eq.size(), 1u);
+  EXPECT_TRUE(eq[0].equal(x.round().eq(0.0)));
+  expect_one(run(OpId::kMean, {x}), at::mean(x), "mean.default");
+  expect_one(run(OpId::kSum, {x}, {{"dtype", DType::f64}}), at::sum(x, at::kDouble), "sum.default");
 }
 
 TEST(ZooKernels, PaddingAndRollAreAtensOwn) {

@@ -90,9 +90,17 @@ std::optional<OpFixture> zoo_op_fixture(OpId op) {
     // pointwise
     case OpId::kClamp: return build(op, {x}, {{"min", -0.5}, {"max", 0.5}});
     case OpId::kDivTensor: return build(op, {x, f32({6})});
+    case OpId::kEqScalar: return build(op, {x}, {{"other", 0.0}});
+    case OpId::kFillScalar: return build(op, {x}, {{"value", 2.0}});
     case OpId::kMaskedFillScalar: return build(op, {x, mask({6})}, {{"value", -1.0}});
+    case OpId::kNeScalar: return build(op, {x}, {{"other", 0.0}});
+    case OpId::kOnesLike: return build(op, {x});
     case OpId::kSubTensor: return build(op, {x, f32({4, 1})}, {{"alpha", 2.0}});
     case OpId::kWhereSelf: return build(op, {mask({4, 1}), x, f32({6})});
+    case OpId::kZerosLike: return build(op, {x}, {{"dtype", DType::bf16}});
+    // full reductions
+    case OpId::kMean: return build(op, {x});
+    case OpId::kSum: return build(op, {x});
     // matmul
     case OpId::kBaddbmm:
       return build(op, {f32({2, 4, 8}), f32({2, 4, 6}), f32({2, 6, 8})},
@@ -143,6 +151,9 @@ std::vector<OpFixture> zoo_variant_fixtures() {
   // pointwise: clamp with one bound; masked_fill with 0 is linear in self
   push(build(OpId::kClamp, {x}, {{"min", 0.0}}));
   push(build(OpId::kMaskedFillScalar, {x, mask({4, 6})}, {{"value", 0.0}}));
+  // fill with 0 is linear; a sum in f64
+  push(build(OpId::kFillScalar, {x}, {{"value", 0.0}}));
+  push(build(OpId::kSum, {x}, {{"dtype", DType::f64}}));
   // baddbmm with a broadcast self
   push(build(OpId::kBaddbmm, {f32({8}), f32({2, 4, 6}), f32({2, 6, 8})}));
   // pooling: ceil_mode (5x5 -> 3x3); no padding in the count and planes of

@@ -71,6 +71,17 @@ Outputs clamp_shape(const OpCall& call) {
   return one(call.in(0));
 }
 
+Outputs compare_scalar_shape(const OpCall& call) {
+  return one({call.in(0).shape, DType::boolean});
+}
+
+// zeros_like/ones_like: the input's shape, in `dtype` when given.
+Outputs like_shape(const OpCall& call) {
+  TensorMeta out = call.in(0);
+  if (call.attrs.has("dtype")) out.dtype = call.attrs.get_dtype("dtype");
+  return one(out);
+}
+
 Outputs to_copy_shape(const OpCall& call) {
   TensorMeta out = call.in(0);
   if (call.attrs.has("dtype")) out.dtype = call.attrs.get_dtype("dtype");

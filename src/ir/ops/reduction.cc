@@ -1,4 +1,5 @@
-// Reductions over a list of dims (mean.dim, sum.dim_IntList).
+// Reductions over a list of dims (mean.dim, sum.dim_IntList) and over all
+// dims (mean.default, sum.default).
 #include <algorithm>
 
 #include "ir/ops/rules.h"
@@ -25,6 +26,17 @@ Outputs reduce_dims_shape(const OpCall& call) {
     } else if (keepdim) {
       out.shape.push_back(1);
     }
+  }
+  return one(out);
+}
+
+// A scalar in `dtype` when given; sum promotes integers (and bool) to i64 as aten does.
+Outputs reduce_all_shape(const OpCall& call) {
+  TensorMeta out{{}, call.in(0).dtype};
+  if (call.attrs.has("dtype")) {
+    out.dtype = call.attrs.get_dtype("dtype");
+  } else if (!is_floating(out.dtype) && !is_complex(out.dtype)) {
+    out.dtype = DType::i64;
   }
   return one(out);
 }

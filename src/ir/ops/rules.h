@@ -63,13 +63,16 @@ Outputs unary_shape(const OpCall& call);
 Outputs grad_and_input_shape(const OpCall& call);  // silu_backward, threshold_backward
 Outputs to_copy_shape(const OpCall& call);
 Outputs clamp_shape(const OpCall& call);
+Outputs compare_scalar_shape(const OpCall& call);  // eq/ne.Scalar: bool
 Outputs div_tensor_shape(const OpCall& call);
+Outputs like_shape(const OpCall& call);  // zeros_like, ones_like
 Outputs masked_fill_shape(const OpCall& call);
 Outputs where_shape(const OpCall& call);
 double pointwise_flops(const OpCall& call, Metas outputs);
 double silu_flops(const OpCall& call, Metas outputs);
 
 // reduction.cc
+Outputs reduce_all_shape(const OpCall& call);  // mean.default, sum.default
 Outputs reduce_dims_shape(const OpCall& call);
 double reduction_flops(const OpCall& call, Metas outputs);
 

@@ -82,9 +82,13 @@ KernelResult add_tensor(const KernelCall& call);
 KernelResult clamp(const KernelCall& call);
 KernelResult div_scalar(const KernelCall& call);
 KernelResult div_tensor(const KernelCall& call);
+KernelResult eq_scalar(const KernelCall& call);
+KernelResult fill_scalar(const KernelCall& call);
 KernelResult masked_fill(const KernelCall& call);
 KernelResult mul_scalar(const KernelCall& call);
 KernelResult mul_tensor(const KernelCall& call);
+KernelResult ne_scalar(const KernelCall& call);
+KernelResult ones_like(const KernelCall& call);
 KernelResult pow_tensor_scalar(const KernelCall& call);
 KernelResult relu(const KernelCall& call);
 KernelResult rsqrt(const KernelCall& call);
@@ -94,8 +98,11 @@ KernelResult sub_tensor(const KernelCall& call);
 KernelResult threshold_backward(const KernelCall& call);
 KernelResult to_copy(const KernelCall& call);
 KernelResult where_self(const KernelCall& call);
+KernelResult zeros_like(const KernelCall& call);
 // reduction.cc
+KernelResult mean(const KernelCall& call);
 KernelResult mean_dim(const KernelCall& call);
+KernelResult sum(const KernelCall& call);
 KernelResult sum_dim(const KernelCall& call);
 // nn.cc
 KernelResult embedding(const KernelCall& call);

@@ -1,9 +1,14 @@
-// Pointwise ops and their backward ops.
+// Pointwise ops and their backward ops. zeros_like, ones_like and fill make
+// their output at the expected local shape (a shard's input only gives it).
 #include <ATen/ops/add.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/div.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/ne.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/rsqrt.h>
@@ -12,6 +17,7 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/threshold_backward.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 
 #include "runtime/kernels/kernel_call.h"
 
@@ -27,6 +33,11 @@ at::Scalar alpha(const KernelCall& call) {
 c10::optional<at::Scalar> optional_scalar(const Attrs& attrs, std::string_view name) {
   if (!attrs.has(name)) return c10::nullopt;
   return scalar_attr(attrs, name, 0.0);
+}
+
+// The output options of zeros_like/ones_like: the input's, in `dtype` when given.
+at::TensorOptions like_options(const KernelCall& call) {
+  return call.in[0].options().dtype(to_scalar_type(call.out[0].dtype));
 }
 
 }  // namespace
@@ -46,8 +57,25 @@ KernelResult clamp(const KernelCall& call) {
 
 KernelResult div_tensor(const KernelCall& call) { return one(at::div(call.in[0], call.in[1])); }
 
+KernelResult eq_scalar(const KernelCall& call) {
+  return one(at::eq(call.in[0], scalar_attr(call.attrs(), "other", 0.0)));
+}
+
+KernelResult fill_scalar(const KernelCall& call) {
+  return one(at::full(call.out_shape(), scalar_attr(call.attrs(), "value", 0.0),
+                      call.in[0].options()));
+}
+
 KernelResult masked_fill(const KernelCall& call) {
   return one(at::masked_fill(call.in[0], call.in[1], scalar_attr(call.attrs(), "value", 0.0)));
+}
+
+KernelResult ne_scalar(const KernelCall& call) {
+  return one(at::ne(call.in[0], scalar_attr(call.attrs(), "other", 0.0)));
+}
+
+KernelResult ones_like(const KernelCall& call) {
+  return one(at::ones(call.out_shape(), like_options(call)));
 }
 
 KernelResult sub_tensor(const KernelCall& call) {
@@ -56,6 +84,10 @@ KernelResult sub_tensor(const KernelCall& call) {
 
 KernelResult where_self(const KernelCall& call) {
   return one(at::where(call.in[0], call.in[1], call.in[2]));
+}
+
+KernelResult zeros_like(const KernelCall& call) {
+  return one(at::zeros(call.out_shape(), like_options(call)));
 }
 
 KernelResult div_scalar(const KernelCall& call) {

@@ -1,5 +1,6 @@
-// Reductions over a dim list. An empty or absent list reduces every dim
-// (aten's sum.dim_IntList convention), spelled out so mean.dim agrees.
+// Reductions over a dim list (an empty or absent list reduces every dim:
+// aten's sum.dim_IntList convention, spelled out so mean.dim agrees) and over
+// all dims (mean.default, sum.default).
 #include <ATen/ops/mean.h>
 #include <ATen/ops/sum.h>
 
@@ -21,6 +22,15 @@ bool keepdim(const KernelCall& call) {
 }
 
 }  // namespace
+
+c10::optional<at::ScalarType> dtype_attr(const KernelCall& call) {
+  if (!call.attrs().has("dtype")) return c10::nullopt;
+  return to_scalar_type(call.attrs().get_dtype("dtype"));
+}
+
+KernelResult mean(const KernelCall& call) { return one(at::mean(call.in[0], dtype_attr(call))); }
+
+KernelResult sum(const KernelCall& call) { return one(at::sum(call.in[0], dtype_attr(call))); }
 
 KernelResult mean_dim(const KernelCall& call) {
   return one(at::mean(call.in[0], reduce_dims(call), keepdim(call)));

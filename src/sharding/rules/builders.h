@@ -59,12 +59,13 @@ Expected<OpRule> conj_rule(const RuleCall& call);
 Expected<OpRule> view_as_complex_rule(const RuleCall& call);
 Expected<OpRule> view_as_real_rule(const RuleCall& call);
 
-Expected<OpRule> pointwise_linear_rule(const RuleCall& call);     // clone, mul/div.Scalar, _to_copy
-Expected<OpRule> pointwise_nonlinear_rule(const RuleCall& call);  // relu, silu, add.Scalar, ...
+Expected<OpRule> pointwise_linear_rule(const RuleCall& call);     // clone, mul/div.Scalar, _to_copy, zeros_like
+Expected<OpRule> pointwise_nonlinear_rule(const RuleCall& call);  // relu, silu, add.Scalar, ones_like, ...
 Expected<OpRule> add_tensor_rule(const RuleCall& call);
 Expected<OpRule> mul_tensor_rule(const RuleCall& call);
 Expected<OpRule> grad_linear_rule(const RuleCall& call);  // silu_backward, threshold_backward
 Expected<OpRule> div_tensor_rule(const RuleCall& call);
+Expected<OpRule> fill_rule(const RuleCall& call);  // fill.Scalar
 Expected<OpRule> masked_fill_rule(const RuleCall& call);
 Expected<OpRule> where_self_rule(const RuleCall& call);
 

@@ -8,7 +8,8 @@ Expected<OpRule> pointwise_linear_rule(const RuleCall& call) {
   return identity_rule(call, /*linear=*/true);
 }
 
-// relu, silu, rsqrt, pow, add.Scalar (x + c is not linear: n partial terms would add c n times).
+// relu, silu, rsqrt, pow, add.Scalar (x + c is not linear: n partial terms
+// would add c n times), clamp, comparisons (eq/ne.Scalar), activations.
 Expected<OpRule> pointwise_nonlinear_rule(const RuleCall& call) {
   return identity_rule(call, /*linear=*/false);
 }
@@ -48,6 +49,13 @@ Expected<OpRule> masked_fill_rule(const RuleCall& call) {
   Expected<OpRule> rule = rule_from_spec(pointwise_spec(call), call);
   if (rule && call.attrs.get_scalar("value") == 0.0) add_linear(*rule, {0});
   return rule;
+}
+
+// fill.Scalar: the output shards as the input (whose values are never read).
+// Filling with 0 keeps a Partial input Partial (every term is zeros), as
+// zeros_like does (registry.cc); any other value, as ones_like, does not.
+Expected<OpRule> fill_rule(const RuleCall& call) {
+  return identity_rule(call, /*linear=*/call.attrs.get_scalar("value") == 0.0);
 }
 
 // silu_backward(grad, x), threshold_backward(grad, x): linear in grad only.

@@ -10,7 +10,8 @@ namespace {
 
 Expected<OpRule> reduce_rule(const RuleCall& call, ReduceOp op) {
   int64_t rank = call.in(0).rank();
-  const std::vector<int64_t> dims = call.attrs.get_ints_or("dim", {});  // none: every dim
+  // none (and mean.default / sum.default): every dim
+  const std::vector<int64_t> dims = call.attrs.get_ints_or("dim", {});
   bool keepdim = call.attrs.has("keepdim") && call.attrs.get_bool("keepdim");
   std::string in = letters(rank);
   std::string out;
