@@ -16,6 +16,8 @@ gradients and updated buffers (docs/pytorch.md, "Values").
 
 API:   export(model, example_inputs, loss_fn, path, with_values=False, ...)
 CLI:   python3 python/autopar_export.py --model mlp --out mlp.json --with-values DIR
+       python3 python/autopar_export.py --model torchvision:resnet50 --batch 256 --image 224 \
+           --classes 1000 --out resnet50.json
 """
 import argparse
 import json
@@ -131,6 +133,19 @@ def _lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+BUILT_IN = ("mlp", "transformer_lm", "resnet18", "mobilenet_v2", "vit_b_16")
+TORCHVISION = "torchvision:"
+
+
+def torchvision_model(torchvision, name, classes):
+    """torchvision.models.NAME(num_classes=classes), or SystemExit naming the classifiers."""
+    builders = torchvision.models.list_models(module=torchvision.models)
+    if name not in builders:
+        raise SystemExit(f"unknown torchvision classification model '{name}': "
+                         f"one of {', '.join(builders)}")
+    return getattr(torchvision.models, name)(num_classes=classes)
+
+
 def build(args):
     """(model, example_inputs, loss_fn) of a CLI model name and its options."""
     torch.manual_seed(args.seed)
@@ -157,8 +172,11 @@ def build(args):
     elif args.model in ("resnet18", "mobilenet_v2"):
         extra = {"dropout": 0.0} if args.model == "mobilenet_v2" else {}  # no random ops
         model = getattr(torchvision.models, args.model)(num_classes=args.classes, **extra)
+    elif args.model.startswith(TORCHVISION):
+        model = torchvision_model(torchvision, args.model[len(TORCHVISION):], args.classes)
     else:
-        raise SystemExit(f"unknown --model {args.model}")
+        raise SystemExit(f"unknown --model {args.model}: one of {', '.join(BUILT_IN)} "
+                         f"or {TORCHVISION}NAME (any torchvision.models builder)")
     x = torch.randn(b, 3, args.image, args.image)
     y = torch.randint(0, args.classes, (b,))
     return model, (x, y), F.cross_entropy
@@ -167,7 +185,9 @@ def build(args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True,
-                   choices=["mlp", "transformer_lm", "resnet18", "mobilenet_v2", "vit_b_16"])
+                   help=f"one of {', '.join(BUILT_IN)}, or {TORCHVISION}NAME for any "
+                        "torchvision.models builder (num_classes=--classes, --image square "
+                        "inputs, cross-entropy loss)")
     p.add_argument("--out", required=True, help="the JSON graph to write")
     p.add_argument("--with-values", metavar="DIR", help="also write values and PyTorch's grads")
     p.add_argument("--batch", type=int, default=4)

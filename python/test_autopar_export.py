@@ -254,6 +254,21 @@ class ExportTest(unittest.TestCase):
         model.drop.p = 0.0
         self.export(model, (x, y), F.cross_entropy)
 
+    def test_cli_exports_any_torchvision_classifier_and_names_the_choices(self):
+        path = os.path.join(self.dir.name, "squeeze.json")
+        with contextlib.redirect_stdout(io.StringIO()):
+            autopar_export.main(["--model", "torchvision:squeezenet1_1", "--batch", "2",
+                                 "--image", "32", "--classes", "3", "--out", path])
+        with open(path) as f:
+            obj = json.load(f)
+        loss_input = [n for n in obj["nodes"] if n["op"] == "placeholder"
+                      and n["kind"] == "input"]
+        self.assertEqual([n["outputs"][0]["shape"] for n in loss_input], [[2, 3, 32, 32], [2]])
+        with self.assertRaises(SystemExit) as caught:
+            autopar_export.main(["--model", "torchvision:no_such_net", "--out", path])
+        self.assertIn("'no_such_net'", str(caught.exception))
+        self.assertIn("resnet50", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
