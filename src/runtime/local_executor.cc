@@ -77,6 +77,7 @@ Expected<ExecuteStats> execute_nodes(const Graph& graph, NodeValues& values,
     Expected<std::vector<at::Tensor>> out = run_node(graph, id, values, hooks);
     if (!out) return out.error();
     values[static_cast<size_t>(id)] = std::move(*out);
+    if (hooks.after_node) hooks.after_node(id, values[static_cast<size_t>(id)]);
     live.add(values[static_cast<size_t>(id)]);
     if (live.bytes() > stats.peak_live_bytes) stats = {live.bytes(), id};
     for (NodeId in : node.inputs) {

@@ -36,6 +36,9 @@ struct ExecuteHooks {
   std::function<Status(NodeId, std::vector<at::Tensor>&)> prepare_inputs;
   // Random ops' key for this step (KernelContext::random_key).
   uint64_t random_key = 0;
+  // Called with each node's outputs right after its kernel ran (e.g. to keep
+  // them: execute_nodes frees values after their last use).
+  std::function<void(NodeId, const std::vector<at::Tensor>&)> after_node;
 };
 
 struct ExecuteStats {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <string>
 #include <string_view>
 
 #include <mpi.h>
@@ -65,5 +67,17 @@ class Communicator {
   int rank_ = 0;
   int size_ = 1;
 };
+
+// Runs body() on this rank. An exception escaping it would unwind into
+// MPI_Finalize while the other ranks wait in a collective (a hang): it ends
+// the whole job instead, naming the rank and the error.
+template <typename Body>
+int abort_job_on_exception(const Communicator& world, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    world.abort(std::string("internal error: ") + error.what());
+  }
+}
 
 }  // namespace autopar

@@ -1,6 +1,8 @@
 #include "runtime/redistribute_exec.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace autopar {
 namespace {
@@ -14,13 +16,17 @@ struct StepContext {
   const std::string& tensor;
 };
 
-// The dtypes the communicator reduces and moves (complex goes as its real view).
+// The dtypes the communicator moves (complex goes as its real view); it
+// reduces the f32, f64, i32 and i64 ones and refuses to reduce the others.
 Expected<DType> wire_dtype(const at::Tensor& x) {
   switch (x.scalar_type()) {
     case at::kFloat: return DType::f32;
     case at::kDouble: return DType::f64;
     case at::kInt: return DType::i32;
     case at::kLong: return DType::i64;
+    case at::kBool: return DType::boolean;  // masks: gathered, sliced, never summed
+    case at::kHalf: return DType::f16;
+    case at::kBFloat16: return DType::bf16;
     default: return make_error("cannot send a tensor of type {}", at::toString(x.scalar_type()));
   }
 }
@@ -37,8 +43,19 @@ Status timed(const StepContext& ctx, double bytes, F&& call) {
   return s;
 }
 
+// A shard step splits a local dim evenly or refuses: at::chunk would quietly
+// hand out unequal or missing blocks (a plan passing through a sharding finer
+// than the dim divides).
+Status check_splits(const at::Tensor& x, int dim, int64_t group) {
+  if (dim < x.dim() && x.size(dim) % group == 0) return ok_status();
+  return make_error("cannot split local dim {} of shape [{}] into {} equal shards (an invalid "
+                    "sharding on the way; please report it with the plan)",
+                    dim, fmt::join(x.sizes(), ", "), group);
+}
+
 // Splits x along dim into the group's blocks, stacked as [group, ...] contiguous.
-at::Tensor blocks_along(const at::Tensor& x, int dim, int64_t group) {
+Expected<at::Tensor> blocks_along(const at::Tensor& x, int dim, int64_t group) {
+  if (Status s = check_splits(x, dim, group); !s) return s.error();
   return at::stack(x.chunk(group, dim), 0).contiguous();
 }
 
@@ -68,7 +85,9 @@ Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
 }
 
 Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepContext& ctx) {
-  at::Tensor send = blocks_along(x, dim, ctx.group);
+  Expected<at::Tensor> blocks = blocks_along(x, dim, ctx.group);
+  if (!blocks) return blocks.error();
+  at::Tensor send = std::move(*blocks);
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty(send.sizes().slice(1), send.options());
@@ -81,7 +100,9 @@ Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepCont
 
 Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
                                 const StepContext& ctx) {
-  at::Tensor send = blocks_along(x, to_dim, ctx.group);
+  Expected<at::Tensor> blocks = blocks_along(x, to_dim, ctx.group);
+  if (!blocks) return blocks.error();
+  at::Tensor send = std::move(*blocks);
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty_like(send);
@@ -106,6 +127,7 @@ Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement
     }
   }
   if (have.is_replicate() && want.is_shard()) {
+    if (Status s = check_splits(x, want.dim(), ctx.group); !s) return s.error();
     return x.chunk(ctx.group, want.dim())[static_cast<size_t>(ctx.me)].contiguous();
   }
   if (have.is_replicate() && want.is_partial()) {

@@ -93,6 +93,9 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
     Expected<at::Tensor> t = input_value(v, i);
     if (!t) return t.error();
+    if (observer_.input && redist_.count({v, i}) != 0) {
+      if (Status st = observer_.input(v, i, *t); !st) return st;
+    }
     inputs.push_back(std::move(*t));
     const TensorMeta& full = input_meta(graph_, v, i);
     context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
@@ -119,12 +122,16 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     if (!out) return out.error();
     outputs = std::move(*out);
   }
+  if (rank == faults.rank && node.name == faults.corrupt_at_node) outputs[0] = outputs[0] + 1;
   tracer_.compute(node.name, node_op_name(node), start, tracer_.now_us());
   before = storages_.bytes();
   storages_.add(outputs);  // before dropping the inputs: an output may alias one
   storages_.remove(inputs);
   track(before);
   values_[static_cast<size_t>(v)] = std::move(outputs);
+  if (observer_.outputs) {
+    if (Status st = observer_.outputs(v, values_[static_cast<size_t>(v)]); !st) return st;
+  }
   for (NodeId u : node.inputs) {
     if (last_use_[static_cast<size_t>(u)] == v && !graph_.node(u).is_placeholder()) release(u);
   }

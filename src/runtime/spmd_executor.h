@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,11 +29,13 @@
 
 namespace autopar {
 
-// Hidden fault injection for tests: fail (return an error) or SIGKILL this
-// process at the named node when running as `rank`.
+// Hidden fault injection for tests: fail (return an error), SIGKILL this
+// process, or add 1 to the first output (a wrong result) at the named node
+// when running as `rank`.
 struct FaultInjection {
   std::string fail_at_node;
   std::string kill_at_node;
+  std::string corrupt_at_node;
   int rank = 0;
 };
 
@@ -54,6 +57,16 @@ class SpmdExecutor {
   // Slices every placeholder's full value (indexed by NodeId; placeholders
   // only) into this rank's shard.
   Status load(const std::vector<at::Tensor>& full_placeholders);
+
+  // Called on every rank, in graph order (node_check.h gathers and compares
+  // what they are given): `input` with each input the plan redistributed, in
+  // the node's input sharding, before the kernel runs; `outputs` with the
+  // node's local outputs right after it ran.
+  struct NodeObserver {
+    std::function<Status(NodeId, int input, const at::Tensor&)> input;
+    std::function<Status(NodeId, const std::vector<at::Tensor>&)> outputs;
+  };
+  void set_node_observer(NodeObserver observer) { observer_ = std::move(observer); }
 
   // Random ops draw from step_random_key(seed, step number) (counter_rng.h).
   void set_random_seed(uint64_t seed) { random_seed_ = seed; }
@@ -85,6 +98,7 @@ class SpmdExecutor {
   LiveStorages storages_;                   // placeholders and activations held
   uint64_t random_seed_ = 0;
   int64_t steps_run_ = 0;
+  NodeObserver observer_;
 };
 
 }  // namespace autopar

@@ -10,6 +10,7 @@
 #include "runtime/counter_rng.h"
 #include "runtime/init.h"
 #include "runtime/local_executor.h"
+#include "runtime/node_check.h"
 #include "runtime/redistribute_exec.h"
 #include "runtime/spmd_report.h"
 #include "runtime/torch_values.h"
@@ -236,6 +237,14 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
       ref->params.push_back(ref->placeholders[static_cast<size_t>(g->param)]);
     }
   }
+  std::optional<NodeCheck> node_check;
+  if (options.check_nodes) {
+    Expected<NodeCheck> prepared = NodeCheck::prepare(graph, *full, mesh,
+                                                      step_random_key(options.seed, 1), options.tolerance);
+    if (!prepared) return prepared.error();
+    node_check.emplace(std::move(*prepared));
+    node_check->observe(exec, plan);
+  }
   full->clear();
   SpmdRunResult result;
   Comparison total;
@@ -243,6 +252,12 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
     double start = tracer.now_us();
     Expected<SpmdStepResult> step = exec.step(options.faults);
     if (!step) return step.error();
+    if (node_check && k == 1) {
+      exec.set_node_observer({});
+      Expected<bool> ok = node_check->finish(plan);
+      if (!ok) return ok.error();
+      result.check_ok = result.check_ok && *ok;
+    }
     optimizer.step(exec.params(), step->grads);
     tracer.step(k, start, tracer.now_us());
     if (k == 1) tracer.hold(optimizer.state_bytes());

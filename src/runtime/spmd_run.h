@@ -45,6 +45,9 @@ struct SpmdRunOptions {
   // compare step 1's loss and gradients with PyTorch's (rank 0 prints
   // "torch check: ..."). "" = off.
   std::string torch_values_dir;
+  // Step 1 also compares every node's output with the unsplit model and names
+  // the first that differs (node_check.h; slow: it gathers every tensor).
+  bool check_nodes = false;
 };
 
 struct SpmdRunResult {

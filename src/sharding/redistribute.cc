@@ -19,7 +19,7 @@ class Planner {
       : meta_(communicated_meta(meta)), cur_(from), mesh_(mesh) {}
 
   void run(const Sharding& to) {
-    for (MeshDim m = mesh_.ndim() - 1; m >= 0; --m) change_outward(m, to[m]);
+    for (MeshDim m = mesh_.ndim() - 1; m >= 0; --m) change_outward(m, to);
     for (MeshDim m = 0; m < mesh_.ndim(); ++m) {
       if (cur_[m] == to[m]) continue;
       if (to[m].is_shard()) gather_inner(m, to[m].dim(), -1);
@@ -39,8 +39,26 @@ class Planner {
   }
 
  private:
-  // Phase 1 on mesh dim m: every change that communicates.
-  void change_outward(MeshDim m, Placement target) {
+  // True when a mesh dim outside m will still change and splits tensor dim d
+  // now or after the change: that change gathers m's shard of d first
+  // (gather_inner), so splitting d on m now would be undone, and may split d
+  // finer than it divides (2x2, [2, ...]: S(0)S(3) -> RS(0) must not pass
+  // through S(0)S(0)).
+  bool undone_later(MeshDim m, int d, const Sharding& to) const {
+    for (MeshDim k = 0; k < m; ++k) {
+      if (cur_[k] == to[k]) continue;
+      if ((cur_[k].is_shard() && cur_[k].dim() == d) || (to[k].is_shard() && to[k].dim() == d)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Phase 1 on mesh dim m: every change that communicates. A shard that a
+  // later outer change would undo is made Replicate here and sliced in phase 2.
+  void change_outward(MeshDim m, const Sharding& to) {
+    Placement target = to[m];
+    if (target.is_shard() && undone_later(m, target.dim(), to)) target = Placement::replicate();
     Placement c = cur_[m];
     if (c == target || c.is_replicate()) return;
     if (c.is_shard() && target.is_shard()) {

@@ -44,6 +44,15 @@ spmd_run(dropout_2x2_solved ok 4 check 120 ${DROPOUT} --mesh 2x2 --memory-gb 0.0
 spmd_run(dropout_2x2_batch_by_column ok 4 check 120 ${DROPOUT} --mesh 2x2 --baseline ddp
          --pin "bernoulli=S(0)S(1)")
 
+# --check-nodes: every node output and redistributed input of a sharded llama
+# matches; a wrong value planted on one rank (hidden --corrupt-at-node) is
+# named as the first node that differs, with its strategy.
+spmd_run(check_nodes_llama_2x2 ok 4 "node check: all [0-9]+ node outputs and redistributed inputs match"
+         180 ${LLAMA} --mesh 2x2 --baseline fsdp-tp --check-nodes)
+spmd_run(check_nodes_names_the_wrong_node fail 4
+         "^  relu_1 \\(aten.relu.default\\) output 0: max abs error 1 on rank 1, "
+         60 --model mlp --mesh 2x2 --baseline ddp --check-nodes --corrupt-at-node relu_1 --fail-rank 1)
+
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
 # that dies (SIGKILL) makes mpirun end the job.
 spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"

@@ -119,6 +119,54 @@ TEST(Redistribute, SlicingAnOuterMeshDimUnderAnInnerShardGathersTheInnerFirst) {
   EXPECT_EQ(p.steps[2].local_shape, (Shape{1, 16}));
 }
 
+TEST(Redistribute, NeverSplitsADimFinerThanItDividesOnTheWay) {
+  // [4, 8] S(0)S(1) -> RS(0): an all-to-all on d1 first would make S(0)S(0),
+  // dim 0 (4) split 2 x 4 ways. Gather instead, then slice d1.
+  RedistPlan p = plan(TensorMeta{{4, 8}, DType::f32}, "S(0)S(1)", "RS(0)");
+  ASSERT_EQ(p.steps.size(), 3u);
+  EXPECT_EQ(p.steps[0].collective, Collective::kAllGather);
+  EXPECT_EQ(p.steps[0].mesh_dim, 1);
+  EXPECT_EQ(p.steps[1].collective, Collective::kAllGather);
+  EXPECT_EQ(p.steps[1].mesh_dim, 0);
+  EXPECT_EQ(p.steps[2].collective, Collective::kLocalSlice);
+  EXPECT_EQ(p.steps[2].local_shape, (Shape{1, 8}));
+}
+
+// Every pair of valid shardings of small tensors on 2-D and 3-D meshes: each
+// step's state is a valid sharding and the last one is the target.
+TEST(Redistribute, EveryIntermediateShardingIsValidAndTheLastIsTheTarget) {
+  const std::vector<Placement> options = {Placement::replicate(), Placement::partial(),
+                                          Placement::shard(0), Placement::shard(1),
+                                          Placement::shard(2)};
+  for (const DeviceMesh& mesh : {mesh_of({2, 4}), mesh_of({2, 2, 2})}) {
+    const TensorMeta t{{2, 8, 4}, DType::f32};
+    std::vector<Sharding> all;
+    int64_t count = 1;
+    for (int m = 0; m < mesh.ndim(); ++m) count *= static_cast<int64_t>(options.size());
+    for (int64_t code = 0; code < count; ++code) {
+      Sharding s = Sharding::replicated(mesh.ndim());
+      int64_t rest = code;
+      for (MeshDim m = 0; m < mesh.ndim(); ++m, rest /= static_cast<int64_t>(options.size())) {
+        s[m] = options[static_cast<size_t>(rest % static_cast<int64_t>(options.size()))];
+      }
+      if (is_valid_sharding(t.shape, s, mesh)) all.push_back(s);
+    }
+    ASSERT_GT(all.size(), 15u);
+    for (const Sharding& from : all) {
+      for (const Sharding& to : all) {
+        RedistPlan p = plan_redistribution(t, from, to, mesh);
+        Sharding state = from;
+        for (const RedistStep& step : p.steps) {
+          state[step.mesh_dim] = step.to;
+          ASSERT_TRUE(is_valid_sharding(t.shape, state, mesh))
+              << to_string(from) << " -> " << to_string(to) << ": " << to_string(p, mesh);
+        }
+        ASSERT_EQ(state, to) << to_string(from) << " -> " << to_string(to) << ": " << to_string(p, mesh);
+      }
+    }
+  }
+}
+
 // The seed: llama3-8b RoPE, batch 2, seq 8192, on DP=2 x TP=4. view_as_complex of
 // k gives c64[2, 8192, 8, 64] (8 kv heads), of q c64[2, 8192, 32, 64]; both S(0)S(2).
 TEST(Redistribute, ComplexTensorIsSentAsItsRealView) {

@@ -66,60 +66,62 @@ int run_pipeline(const PipelineCommandOptions& o) {
   Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
   if (!session) return report_error(session.error().message);
   Communicator world = Communicator::world();
-  const int rank = world.rank();
-  auto refuse = [&](const std::string& why) {
-    return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
-  };
-  if (o.graph.model.empty()) return refuse("give --model");
-  if (o.microbatches < 1) return refuse("give --microbatches (at least 1)");
-  Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind(o.schedule);
-  if (!kind) return refuse(kind.error().message);
-  Expected<Graph> full = load_graph(o.graph);
-  if (!full) return refuse(full.error().message);
-  Expected<int64_t> rows = microbatch_rows(*full, o.microbatches);
-  if (!rows) return refuse(rows.error().message);
-  GraphOptions small = o.graph;
-  small.batch = *rows;
-  Expected<Graph> micro = load_graph(small);
-  if (!micro) return refuse(micro.error().message);
-  Expected<HardwareProfile> hardware = load_hardware(o.hardware);
-  if (!hardware) return refuse(hardware.error().message);
-  PipelineSetupOptions setup_options{*kind, o.microbatches, o.stages_per_rank, std::nullopt,
-                                     &*hardware, std::nullopt};
-  if (o.balance != "auto") {
-    setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
-                                                : pipeline::StageBalance::kCount;
-  }
-  if (!o.stage_shapes.empty()) {
-    // Only this rank may have the file: its errors end the job, never a hang.
-    Expected<std::string> text = read_text_file(o.stage_shapes);
-    if (!text) world.abort(text.error().message);
-    auto given = pipeline::parse_stage_shapes(*text);
-    if (!given) world.abort(fmt::format("{}: {}", o.stage_shapes, given.error().message));
-    setup_options.stage_shapes = std::move(*given);
-  }
-  Expected<pipeline::PipelineSetup> setup = pipeline::setup_pipeline(*full, *micro, world, setup_options);
-  if (!setup) return refuse(setup.error().message);
-  Expected<double> inference_s = world.max_over_ranks(setup->inference_s);
-  if (!inference_s) world.abort(inference_s.error().message);
-  if (rank == 0) {
-    fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
-               "sgd lr {:g}, seed {}\n",
-               full->name, world.size(), setup->stages.size(), o.schedule, o.microbatches, *rows,
-               o.steps, o.lr, o.seed);
+  return abort_job_on_exception(world, [&] {
+    const int rank = world.rank();
+    auto refuse = [&](const std::string& why) {
+      return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+    };
+    if (o.graph.model.empty()) return refuse("give --model");
+    if (o.microbatches < 1) return refuse("give --microbatches (at least 1)");
+    Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind(o.schedule);
+    if (!kind) return refuse(kind.error().message);
+    Expected<Graph> full = load_graph(o.graph);
+    if (!full) return refuse(full.error().message);
+    Expected<int64_t> rows = microbatch_rows(*full, o.microbatches);
+    if (!rows) return refuse(rows.error().message);
+    GraphOptions small = o.graph;
+    small.batch = *rows;
+    Expected<Graph> micro = load_graph(small);
+    if (!micro) return refuse(micro.error().message);
+    Expected<HardwareProfile> hardware = load_hardware(o.hardware);
+    if (!hardware) return refuse(hardware.error().message);
+    PipelineSetupOptions setup_options{*kind, o.microbatches, o.stages_per_rank, std::nullopt,
+                                       &*hardware, std::nullopt};
+    if (o.balance != "auto") {
+      setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
+                                                  : pipeline::StageBalance::kCount;
+    }
+    if (!o.stage_shapes.empty()) {
+      // Only this rank may have the file: its errors end the job, never a hang.
+      Expected<std::string> text = read_text_file(o.stage_shapes);
+      if (!text) world.abort(text.error().message);
+      auto given = pipeline::parse_stage_shapes(*text);
+      if (!given) world.abort(fmt::format("{}: {}", o.stage_shapes, given.error().message));
+      setup_options.stage_shapes = std::move(*given);
+    }
+    Expected<pipeline::PipelineSetup> setup = pipeline::setup_pipeline(*full, *micro, world, setup_options);
+    if (!setup) return refuse(setup.error().message);
+    Expected<double> inference_s = world.max_over_ranks(setup->inference_s);
+    if (!inference_s) world.abort(inference_s.error().message);
+    if (rank == 0) {
+      fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
+                 "sgd lr {:g}, seed {}\n",
+                 full->name, world.size(), setup->stages.size(), o.schedule, o.microbatches, *rows,
+                 o.steps, o.lr, o.seed);
+      std::fflush(stdout);
+    }
+    PipelineRunOptions run{o.steps, o.lr, o.seed, o.check, {}};
+    Expected<pipeline::PipelineRunResult> result =
+        pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
+    if (!result) world.abort(result.error().message);
+    if (rank == 0) print_summary(*setup, *result, *inference_s);
     std::fflush(stdout);
-  }
-  PipelineRunOptions run{o.steps, o.lr, o.seed, o.check, {}};
-  Expected<pipeline::PipelineRunResult> result =
-      pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
-  if (!result) world.abort(result.error().message);
-  if (rank == 0) print_summary(*setup, *result, *inference_s);
-  std::fflush(stdout);
-  if (!result->check_ok) {
-    return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
-                                    result->worst_ratio));
-  }
-  return kExitOk;
+    if (!result->check_ok) {
+      return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
+                                      result->worst_ratio));
+    }
+    return kExitOk;
+  });
 }
 
 }  // namespace

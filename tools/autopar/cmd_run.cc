@@ -29,6 +29,7 @@ struct RunCommandOptions {
   double lr = 1e-3;
   uint64_t seed = 0;
   bool check = false;
+  bool check_nodes = false;
   std::string trace;
   std::string torch_values;  // --check-against-torch DIR
   FaultInjection faults;
@@ -75,38 +76,41 @@ int run_run(RunCommandOptions& o) {
   Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
   if (!session) return report_error(session.error().message);
   Communicator world = Communicator::world();
-  const int rank = world.rank();
-  auto refuse = [&](const std::string& why) {
-    return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
-  };
-  if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
-  if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
-  Expected<Graph> graph = load_graph(o.graph);
-  if (!graph) return refuse(graph.error().message);
-  Expected<Plan> plan = make_run_plan(o, *graph, world.size());
-  if (!plan) return refuse(plan.error().message);
-  Expected<SpmdMesh> mesh = SpmdMesh::create(plan->mesh, world);
-  if (!mesh) return refuse(mesh.error().message);
-  std::optional<Optimizer> kind = parse_optimizer(o.plan.optimizer);
-  if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", o.plan.optimizer));
-  if (rank == 0) {
-    fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}\n",
-               graph->name, mesh_shape_string(plan->mesh), world.size(), plan->label, o.steps,
-               optimizer_name(*kind), o.lr, o.seed);
-    std::fflush(stdout);
-  }
-  SpmdRunOptions run;
-  run.steps = o.steps;
-  run.optimizer = OptimizerConfig{.kind = *kind, .lr = o.lr};
-  run.seed = o.seed;
-  run.check = o.check;
-  run.trace_path = o.trace;
-  run.faults = o.faults;
-  run.torch_values_dir = o.torch_values;
-  Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
-  if (!result) world.abort(result.error().message);
-  if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
-  return kExitOk;
+  return abort_job_on_exception(world, [&] {
+    const int rank = world.rank();
+    auto refuse = [&](const std::string& why) {
+      return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+    };
+    if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
+    if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
+    Expected<Graph> graph = load_graph(o.graph);
+    if (!graph) return refuse(graph.error().message);
+    Expected<Plan> plan = make_run_plan(o, *graph, world.size());
+    if (!plan) return refuse(plan.error().message);
+    Expected<SpmdMesh> mesh = SpmdMesh::create(plan->mesh, world);
+    if (!mesh) return refuse(mesh.error().message);
+    std::optional<Optimizer> kind = parse_optimizer(o.plan.optimizer);
+    if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", o.plan.optimizer));
+    if (rank == 0) {
+      fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}\n",
+                 graph->name, mesh_shape_string(plan->mesh), world.size(), plan->label, o.steps,
+                 optimizer_name(*kind), o.lr, o.seed);
+      std::fflush(stdout);
+    }
+    SpmdRunOptions run;
+    run.steps = o.steps;
+    run.optimizer = OptimizerConfig{.kind = *kind, .lr = o.lr};
+    run.seed = o.seed;
+    run.check = o.check;
+    run.check_nodes = o.check_nodes;
+    run.trace_path = o.trace;
+    run.faults = o.faults;
+    run.torch_values_dir = o.torch_values;
+    Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
+    if (!result) world.abort(result.error().message);
+    if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
+    return kExitOk;
+  });
 }
 
 }  // namespace
@@ -127,6 +131,10 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--seed", o->seed, "Seed of the initial values")->capture_default_str();
   app->add_flag("--check", o->check,
                 "Compare loss and every gradient with the unsplit model at each step");
+  app->add_flag("--check-nodes", o->check_nodes,
+                "Step 1: compare every node's output with the unsplit model and name the first "
+                "that differs, with its strategy (finds where a failing --check goes wrong; "
+                "slow: gathers every tensor, rank 0 keeps the whole graph's values)");
   app->add_option("--check-against-torch", o->torch_values,
                  "Start from the PyTorch exporter's values (autopar_export.py --with-values DIR) "
                  "and compare step 1's loss and gradients with PyTorch's")
@@ -135,6 +143,7 @@ Command add_run_command(CLI::App& parent) {
   // Hidden: fault injection for tests.
   app->add_option("--fail-at-node", o->faults.fail_at_node)->group("");
   app->add_option("--kill-at-node", o->faults.kill_at_node)->group("");
+  app->add_option("--corrupt-at-node", o->faults.corrupt_at_node)->group("");
   app->add_option("--fail-rank", o->faults.rank)->group("");
   return Command{app, [o] { return run_run(*o); }};
 }

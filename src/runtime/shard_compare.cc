@@ -1,0 +1,69 @@
+#include "runtime/shard_compare.h"
+
+#include <cmath>
+#include <limits>
+
+#include <ATen/ATen.h>
+
+#include "runtime/redistribute_exec.h"
+#include "runtime/shard_tensor.h"
+#include "sharding/redistribute.h"
+
+namespace autopar {
+namespace {
+
+// f64 values of a tensor (a complex one as its real view).
+at::Tensor as_doubles(const at::Tensor& t) {
+  return (t.is_complex() ? at::view_as_real(t.contiguous()) : t).to(at::kDouble).contiguous();
+}
+
+}  // namespace
+
+Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
+                                              const Sharding& sharding, const at::Tensor& reference,
+                                              const SpmdMesh& mesh, const ShardTolerance& tolerance) {
+  Sharding summed = sharding;
+  for (MeshDim m = 0; m < sharding.ndim; ++m) {
+    if (summed[m].is_partial()) summed[m] = Placement::replicate();
+  }
+  at::Tensor block = local;
+  if (!(summed == sharding)) {
+    Expected<at::Tensor> reduced = execute_redistribution(
+        local, plan_redistribution(meta, sharding, summed, mesh.mesh()), mesh, nullptr, "check");
+    if (!reduced) return reduced.error();
+    block = std::move(*reduced);
+  }
+  at::Tensor send = as_doubles(block);
+  const int ranks = mesh.world().size();
+  at::Tensor recv = at::empty({ranks, send.numel()}, send.options());
+  if (Status s = mesh.world().all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), DType::f64); !s) {
+    return s.error();
+  }
+  ShardComparison c;
+  if (mesh.world().rank() != 0) return c;
+  double worst_ratio = -1;
+  for (int r = 0; r < ranks; ++r) {
+    Expected<at::Tensor> want = local_shard(reference, summed, mesh.mesh(), mesh_coordinate(mesh.mesh(), r));
+    if (!want) return want.error();
+    at::Tensor expect = as_doubles(*want);
+    double error = std::numeric_limits<double>::infinity();
+    double tol = tolerance.atol;
+    if (expect.numel() == send.numel()) {
+      at::Tensor got = recv[r].view(expect.sizes());
+      error = expect.numel() == 0 ? 0 : (got - expect).abs().max().item<double>();
+      if (expect.numel() > 0) tol += tolerance.rtol * expect.abs().max().item<double>();
+    }
+    if (std::isnan(error)) error = std::numeric_limits<double>::infinity();
+    c.max_error = std::max(c.max_error, error);
+    double ratio = error / tol;
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      c.tolerance = tol;
+      c.worst_rank = r;
+    }
+    if (!(error <= tol)) c.ok = false;
+  }
+  return c;
+}
+
+}  // namespace autopar

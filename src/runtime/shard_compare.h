@@ -1,0 +1,35 @@
+// Comparing a distributed tensor with its unsplit value, shard by shard and
+// replica by replica: every rank's local block (after summing the Partial mesh
+// dims, whose terms are not comparable one by one) is sent to rank 0 and
+// compared there with the same block of the reference. A wrong replica on any
+// rank, or a wrong small shard beside large ones, cannot hide.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "ir/expected.h"
+#include "ir/tensor_meta.h"
+#include "runtime/spmd_mesh.h"
+#include "sharding/placement.h"
+
+namespace autopar {
+
+struct ShardTolerance {
+  double rtol = 1e-3;  // of the block's own max |reference|
+  double atol = 1e-5;
+};
+
+struct ShardComparison {
+  bool ok = true;
+  double max_error = 0;    // largest |split - reference| over all blocks
+  double tolerance = 0;    // of the block with the largest error / tolerance ratio
+  int worst_rank = -1;     // that block's rank (-1: none compared)
+};
+
+// Every rank calls it (collectives); `reference` is read on rank 0 only, and
+// only rank 0's result is meaningful.
+Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
+                                              const Sharding& sharding, const at::Tensor& reference,
+                                              const SpmdMesh& mesh, const ShardTolerance& tolerance);
+
+}  // namespace autopar
