@@ -4,30 +4,14 @@
 
 #include "ir/graph.h"
 #include "ir/op_def.h"
+#include "op_graph.h"
 
 namespace autopar {
 namespace {
 
 using V = std::vector<int64_t>;
 
-struct Cnn {
-  Graph g;
-  NodeId in(Shape shape, DType dtype = DType::f32) {
-    return g.add_placeholder(g.fresh_name("x"), PlaceholderKind::kInput, {std::move(shape), dtype});
-  }
-  std::string out(const Expected<NodeId>& id) {
-    if (!id) return "error: " + id.error().message;
-    std::string s;
-    for (const TensorMeta& m : g.node(*id).outputs) s += (s.empty() ? "" : " ") + to_string(m);
-    return s;
-  }
-  double flops(NodeId id) {
-    const Node& n = g.node(id);
-    std::vector<const std::vector<TensorMeta>*> ins;
-    for (NodeId i : n.inputs) ins.push_back(&g.node(i).outputs);
-    return op_def(n.op).flops(OpCall{ins, n.attrs}, n.outputs);
-  }
-};
+using Cnn = testing::OpGraph;
 
 Attrs conv(V stride, V padding, V dilation = {1, 1}, int64_t groups = 1) {
   return {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}};

@@ -4,6 +4,7 @@
 
 #include "ir/graph.h"
 #include "ir/op_def.h"
+#include "op_graph.h"
 
 namespace autopar {
 namespace {
@@ -11,31 +12,7 @@ namespace {
 using V = std::vector<int64_t>;
 using F = std::vector<double>;
 
-struct Zoo {
-  Graph g;
-  NodeId in(Shape shape, DType dtype = DType::f32) {
-    return g.add_placeholder(g.fresh_name("x"), PlaceholderKind::kInput, {std::move(shape), dtype});
-  }
-  std::string out(const Expected<NodeId>& id) {
-    if (!id) return "error: " + id.error().message;
-    std::string s;
-    for (const TensorMeta& m : g.node(*id).outputs) s += (s.empty() ? "" : " ") + to_string(m);
-    return s;
-  }
-  OpCall call(NodeId id, std::vector<const std::vector<TensorMeta>*>& ins) {
-    const Node& n = g.node(id);
-    for (NodeId i : n.inputs) ins.push_back(&g.node(i).outputs);
-    return OpCall{ins, n.attrs};
-  }
-  double flops(NodeId id) {
-    std::vector<const std::vector<TensorMeta>*> ins;
-    return op_def(g.node(id).op).flops(call(id, ins), g.node(id).outputs);
-  }
-  double bytes(NodeId id) {
-    std::vector<const std::vector<TensorMeta>*> ins;
-    return op_def(g.node(id).op).bytes(call(id, ins), g.node(id).outputs);
-  }
-};
+using Zoo = testing::OpGraph;
 
 void expect_error(const Expected<NodeId>& id, std::string_view part) {
   ASSERT_FALSE(id) << "expected an error containing: " << part;
