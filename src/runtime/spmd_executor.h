@@ -75,6 +75,7 @@ class SpmdExecutor {
   // Local shards of the params with a gradient, in graph output order; the
   // optimizer updates them in place.
   std::vector<at::Tensor>& params() { return params_; }
+  const std::vector<at::Tensor>& params() const { return params_; }
   const Sharding& output_sharding(NodeId v, int o = 0) const;
 
  private:

@@ -12,6 +12,7 @@
 #include "runtime/local_executor.h"
 #include "runtime/node_check.h"
 #include "runtime/redistribute_exec.h"
+#include "runtime/shard_compare.h"
 #include "runtime/spmd_report.h"
 #include "runtime/torch_values.h"
 
@@ -109,10 +110,14 @@ NodeId loss_node(const Graph& graph) {
   return kNoNode;
 }
 
-// Rank 0: one reference step, compared with the SPMD results, then the update.
-Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double loss,
-                                    const std::vector<at::Tensor>& outputs,
-                                    const CheckTolerance& tol) {
+// Rank 0: one reference step on full tensors (with the ranks' random draws):
+// its loss and its checked outputs (checked_outputs' order).
+struct ReferenceStep {
+  double loss = 0;
+  std::vector<at::Tensor> outputs;
+};
+
+Expected<ReferenceStep> run_reference(const Graph& graph, Reference& ref) {
   NodeValues values(static_cast<size_t>(graph.size()));
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (graph.node(v).is_placeholder()) values[static_cast<size_t>(v)] = {ref.placeholders[static_cast<size_t>(v)]};
@@ -122,49 +127,104 @@ Expected<Comparison> reference_step(const Graph& graph, Reference& ref, double l
   hooks.random_key = step_random_key(ref.seed, ref.steps_run);  // the ranks' draws
   Expected<ExecuteStats> run = execute_nodes(graph, values, hooks);
   if (!run) return make_error("reference (single process): {}", run.error().message);
-  Comparison c;
-  c.loss = loss;
-  const at::Tensor& ref_loss = values[static_cast<size_t>(loss_node(graph))][0];
-  c.ref_loss = ref_loss.item<double>();
-  compare(at::scalar_tensor(loss, at::kDouble), ref_loss, "loss", tol, c);
-  std::vector<at::Tensor> ref_grads;
-  std::vector<const GraphOutput*> outs = checked_outputs(graph);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const at::Tensor& want = values[static_cast<size_t>(outs[i]->node)][0];
-    compare(outputs[i], want, output_label(graph, *outs[i]), tol, c);
-    if (outs[i]->kind == OutputKind::kGradient) {
-      ref_grads.push_back(want);
-    } else {
-      ref.placeholders[static_cast<size_t>(outs[i]->buffer)] = want;
-    }
-  }
-  ref.optimizer.step(ref.params, ref_grads);
-  return c;
+  ReferenceStep r;
+  r.loss = values[static_cast<size_t>(loss_node(graph))][0].item<double>();
+  for (const GraphOutput* g : checked_outputs(graph)) r.outputs.push_back(values[static_cast<size_t>(g->node)][0]);
+  return r;
 }
 
+// Rank 0: the reference's buffer updates and optimizer step.
+void update_reference(const Graph& graph, Reference& ref, const ReferenceStep& step) {
+  std::vector<at::Tensor> grads;
+  std::vector<const GraphOutput*> outs = checked_outputs(graph);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i]->kind == OutputKind::kGradient) {
+      grads.push_back(step.outputs[i]);
+    } else {
+      ref.placeholders[static_cast<size_t>(outs[i]->buffer)] = step.outputs[i];
+    }
+  }
+  ref.optimizer.step(ref.params, grads);
+}
 
-// One step's check (every rank gathers; rank 0 compares). Returns the verdict
-// broadcast from rank 0.
+void record(const ShardComparison& s, const std::string& what, Comparison& c) {
+  if (s.max_error > c.max_error) {
+    c.max_error = s.max_error;
+    if (c.ok) c.worst = what;
+  }
+  if (!s.ok && c.ok) {
+    c.ok = false;
+    c.worst = fmt::format("{} (rank {})", what, s.worst_rank);
+  }
+}
+
+// The tolerance of a parameter after `steps` optimizer steps. AdamW moves an
+// element by about lr per step whatever its gradient's size (m / sqrt(v)), so
+// a gradient within rounding of zero that has the other sign on one side moves
+// the parameter 2 lr the other way: that much per step is allowed besides the
+// gradient's tolerance. SGD moves it by lr times the gradient's difference.
+ShardTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
+                                   int64_t steps) {
+  double per_step = optimizer.kind == Optimizer::kAdamW ? 2 * optimizer.lr : optimizer.lr * tol.atol;
+  return ShardTolerance{tol.rtol, tol.atol + per_step * static_cast<double>(steps)};
+}
+
+// One step's check, after the ranks' optimizer step: rank 0 runs the unsplit
+// step, then the loss, every gradient and buffer update, and every parameter
+// after both optimizer steps are compared block by block on every rank
+// (shard_compare.h). Returns the verdict broadcast from rank 0.
 Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const SpmdStepResult& step,
                           double loss, const SpmdMesh& mesh, std::optional<Reference>& ref,
-                          const CheckTolerance& tol, Comparison& total) {
-  Expected<std::vector<at::Tensor>> outputs = gather_outputs(graph, exec, step, mesh);
-  if (!outputs) return outputs.error();
-  int32_t ok = 1;
+                          const SpmdRunOptions& options, Comparison& total) {
+  const CheckTolerance& tol = options.tolerance;
+  std::optional<ReferenceStep> want;
   if (ref) {
-    Expected<Comparison> c = reference_step(graph, *ref, loss, *outputs, tol);
-    if (!c) return c.error();
-    if (c->max_error >= total.max_error || !c->ok) {
-      total.max_error = std::max(total.max_error, c->max_error);
-      total.worst = c->worst;
+    Expected<ReferenceStep> r = run_reference(graph, *ref);
+    if (!r) return r.error();
+    want = std::move(*r);
+  }
+  Comparison c;
+  if (want) {
+    c.loss = loss;
+    c.ref_loss = want->loss;
+    compare(at::scalar_tensor(loss, at::kDouble), at::scalar_tensor(want->loss, at::kDouble), "loss",
+            tol, c);
+  }
+  std::vector<const GraphOutput*> outs = checked_outputs(graph);
+  const size_t grads = step.grads.size();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    NodeId target = outs[i]->placeholder();
+    const at::Tensor& local = i < grads ? step.grads[i] : step.buffers[i - grads];
+    Expected<ShardComparison> s =
+        compare_every_shard(local, graph.node(target).meta(), exec.output_sharding(target),
+                            want ? want->outputs[i] : at::Tensor(), mesh, {tol.rtol, tol.atol});
+    if (!s) return s.error();
+    if (want) record(*s, output_label(graph, *outs[i]), c);
+  }
+  if (want) update_reference(graph, *ref, *want);
+  const ShardTolerance param_tol = parameter_tolerance(tol, options.optimizer, ref ? ref->steps_run : 0);
+  std::vector<const GraphOutput*> params = gradient_outputs(graph);
+  for (size_t k = 0; k < params.size(); ++k) {
+    NodeId p = params[k]->param;
+    Expected<ShardComparison> s =
+        compare_every_shard(exec.params()[k], graph.node(p).meta(), exec.output_sharding(p),
+                            ref ? ref->params[k] : at::Tensor(), mesh, param_tol);
+    if (!s) return s.error();
+    const Node& node = graph.node(p);
+    if (ref) record(*s, fmt::format("{} after the step", node.target.empty() ? node.name : node.target), c);
+  }
+  int32_t ok = c.ok ? 1 : 0;
+  if (ref) {
+    if (c.max_error >= total.max_error || !c.ok) {
+      total.max_error = std::max(total.max_error, c.max_error);
+      total.worst = c.worst;
     }
-    total.loss = c->loss;
-    total.ref_loss = c->ref_loss;
-    if (!c->ok && total.ok) {
+    total.loss = c.loss;
+    total.ref_loss = c.ref_loss;
+    if (!c.ok && total.ok) {
       total.ok = false;
-      total.worst = c->worst;
+      total.worst = c.worst;
     }
-    ok = c->ok ? 1 : 0;
   }
   if (Status s = mesh.world().broadcast(&ok, 1, DType::i32, 0); !s) return s.error();
   return ok == 1;
@@ -269,7 +329,7 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
     if (root) fmt::print("step {} loss {:.6f}\n", k, loss_value);
     std::fflush(stdout);
     if (options.check) {
-      Expected<bool> ok = check_step(graph, exec, *step, loss_value, mesh, ref, options.tolerance, total);
+      Expected<bool> ok = check_step(graph, exec, *step, loss_value, mesh, ref, options, total);
       if (!ok) return ok.error();
       result.check_ok = result.check_ok && *ok;
     }

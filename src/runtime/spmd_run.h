@@ -6,14 +6,16 @@
 // assembled on every rank (a Partial loss is all-reduced), the optimizer on
 // local parameter shards. Rank 0 prints `step k loss X`.
 //
-// --check: every rank gathers the loss and each gradient to full tensors;
-// rank 0 runs the single-process executor (local_executor.h) on its own full
-// copy of the parameters, applies the same optimizer, and compares. Tolerance
-// (fp32; shards reduce in a different order than the whole tensor, and
-// AdamW's normalised update turns tiny differences in near-zero gradients
-// into parameter differences of up to lr): a tensor passes when
-// max |spmd - ref| <= atol + rtol * max |ref| with rtol 1e-3 and atol 1e-5.
-// The verdict is broadcast so every rank exits alike.
+// --check: rank 0 runs the single-process executor (local_executor.h) on its
+// own full copy of the parameters and applies the same optimizer; then the
+// loss, every gradient and buffer update, and every parameter after the
+// optimizer step are compared block by block: every rank's local block (every
+// replica, every shard) against the same block of the reference
+// (shard_compare.h). Tolerance (fp32; shards reduce in a different order than
+// the whole tensor): a block passes when max |spmd - ref| <= atol + rtol *
+// max |ref block| with rtol 1e-3 and atol 1e-5; parameters also allow the
+// optimizer's largest move from a gradient within rounding of zero (AdamW:
+// 2 lr per step). The verdict is broadcast so every rank exits alike.
 #pragma once
 
 #include <cstdint>

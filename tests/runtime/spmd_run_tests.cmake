@@ -53,6 +53,13 @@ spmd_run(check_nodes_names_the_wrong_node fail 4
          "^  relu_1 \\(aten.relu.default\\) output 0: max abs error 1 on rank 1, "
          60 --model mlp --mesh 2x2 --baseline ddp --check-nodes --corrupt-at-node relu_1 --fail-rank 1)
 
+# --check compares every rank's block: output.bias's gradient is computed
+# replicated (no reduction follows) under this plan; a wrong value on rank 1
+# only, where rank 0's copy is right, is caught (the check used to compare
+# rank 0's copy alone, and rank 1 went on training with it).
+spmd_run(check_every_replica fail 4 "^check: .*MISMATCH in gradient of output.bias \\(rank 1\\)"
+         60 --model mlp --mesh 2x2 --baseline ddp --check --corrupt-at-node view --fail-rank 1)
+
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
 # that dies (SIGKILL) makes mpirun end the job.
 spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"
