@@ -30,6 +30,9 @@ pipeline_run(llama_2_interleaved_v2 ok 2 check 180 ${LLAMA} --layers 2 --schedul
 pipeline_run(wrong_stage_shape refuse 2 "stage 1 input 1: shape \\[16, 128\\] given, \\[16, 256\\] inferred"
              60 --model mlp --schedule 1f1b --microbatches 2
              --stage-shapes ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json)
+pipeline_run(imported_graph_refused refuse 2 "--graph: autopar pipeline runs the built-in models only"
+             60 --graph ${CMAKE_SOURCE_DIR}/tests/runtime/graphs/dropout_mlp.json --schedule 1f1b
+             --microbatches 2)
 pipeline_run(ranks_disagree disagree 2 ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_mlp.json 60
              --model mlp --schedule 1f1b --microbatches 2)
 pipeline_run(given_stage_shapes ok 2 check 120 ${MLP} --schedule 1f1b --microbatches 2

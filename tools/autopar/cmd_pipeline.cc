@@ -71,7 +71,11 @@ int run_pipeline(const PipelineCommandOptions& o) {
     auto refuse = [&](const std::string& why) {
       return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
     };
-    if (o.graph.model.empty()) return refuse("give --model");
+    if (!o.graph.graph_file.empty()) {
+      return refuse("--graph: autopar pipeline runs the built-in models only (--model NAME); an "
+                    "imported graph cannot be pipelined yet (run it with autopar run --graph)");
+    }
+    if (o.graph.model.empty()) return refuse("give --model NAME (a built-in model)");
     if (o.microbatches < 1) return refuse("give --microbatches (at least 1)");
     Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind(o.schedule);
     if (!kind) return refuse(kind.error().message);
