@@ -14,6 +14,11 @@
 
 namespace autopar {
 
+// aten's `reduction` attribute of the losses (at::Reduction).
+inline constexpr int64_t kReductionNone = 0;
+inline constexpr int64_t kReductionMean = 1;
+inline constexpr int64_t kReductionSum = 2;
+
 enum class AttrType : uint8_t { kInt, kScalar, kBool, kInts, kDType, kString, kFloats };
 
 // kScalar holds an int or a float, as a Python number argument does. Strings

@@ -6,7 +6,6 @@
 namespace autopar::layers {
 namespace {
 
-constexpr int64_t kReductionMean = 1;
 constexpr int64_t kIgnoreIndex = -100;  // PyTorch's default for cross_entropy
 
 }  // namespace

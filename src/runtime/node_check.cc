@@ -73,7 +73,7 @@ void NodeCheck::observe(SpmdExecutor& exec, const Plan& plan) {
 Status NodeCheck::compare(const at::Tensor& local, const TensorMeta& meta, const Sharding& sharding,
                           const at::Tensor& want, NodeMismatch where) {
   Expected<ShardComparison> c = compare_every_shard(
-      local, meta, sharding, want, *mesh_, ShardTolerance{tolerance_.rtol, tolerance_.atol});
+      local, meta, sharding, want, *mesh_, tolerance_);
   if (!c) return make_error("--check-nodes: {}", c.error().message);
   if (mesh_->world().rank() != 0) return ok_status();
   ++compared_;

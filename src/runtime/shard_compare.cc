@@ -21,7 +21,7 @@ at::Tensor as_doubles(const at::Tensor& t) {
 
 Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
                                               const Sharding& sharding, const at::Tensor& reference,
-                                              const SpmdMesh& mesh, const ShardTolerance& tolerance) {
+                                              const SpmdMesh& mesh, const CheckTolerance& tolerance) {
   Sharding summed = sharding;
   for (MeshDim m = 0; m < sharding.ndim; ++m) {
     if (summed[m].is_partial()) summed[m] = Placement::replicate();

@@ -14,8 +14,10 @@
 
 namespace autopar {
 
-struct ShardTolerance {
-  double rtol = 1e-3;  // of the block's own max |reference|
+// A block passes when max |split - reference| <= atol + rtol * max |reference
+// block| (fp32: shards reduce in another order than the whole tensor).
+struct CheckTolerance {
+  double rtol = 1e-3;
   double atol = 1e-5;
 };
 
@@ -30,6 +32,6 @@ struct ShardComparison {
 // only rank 0's result is meaningful.
 Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
                                               const Sharding& sharding, const at::Tensor& reference,
-                                              const SpmdMesh& mesh, const ShardTolerance& tolerance);
+                                              const SpmdMesh& mesh, const CheckTolerance& tolerance);
 
 }  // namespace autopar

@@ -163,10 +163,10 @@ void record(const ShardComparison& s, const std::string& what, Comparison& c) {
 // a gradient within rounding of zero that has the other sign on one side moves
 // the parameter 2 lr the other way: that much per step is allowed besides the
 // gradient's tolerance. SGD moves it by lr times the gradient's difference.
-ShardTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
+CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
                                    int64_t steps) {
   double per_step = optimizer.kind == Optimizer::kAdamW ? 2 * optimizer.lr : optimizer.lr * tol.atol;
-  return ShardTolerance{tol.rtol, tol.atol + per_step * static_cast<double>(steps)};
+  return CheckTolerance{tol.rtol, tol.atol + per_step * static_cast<double>(steps)};
 }
 
 // One step's check, after the ranks' optimizer step: rank 0 runs the unsplit
@@ -197,12 +197,12 @@ Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const Sp
     const at::Tensor& local = i < grads ? step.grads[i] : step.buffers[i - grads];
     Expected<ShardComparison> s =
         compare_every_shard(local, graph.node(target).meta(), exec.output_sharding(target),
-                            want ? want->outputs[i] : at::Tensor(), mesh, {tol.rtol, tol.atol});
+                            want ? want->outputs[i] : at::Tensor(), mesh, tol);
     if (!s) return s.error();
     if (want) record(*s, output_label(graph, *outs[i]), c);
   }
   if (want) update_reference(graph, *ref, *want);
-  const ShardTolerance param_tol = parameter_tolerance(tol, options.optimizer, ref ? ref->steps_run : 0);
+  const CheckTolerance param_tol = parameter_tolerance(tol, options.optimizer, ref ? ref->steps_run : 0);
   std::vector<const GraphOutput*> params = gradient_outputs(graph);
   for (size_t k = 0; k < params.size(); ++k) {
     NodeId p = params[k]->param;

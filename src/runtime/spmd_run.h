@@ -25,15 +25,11 @@
 #include "ir/graph.h"
 #include "planner/auto_plan.h"
 #include "runtime/optimizer.h"
+#include "runtime/shard_compare.h"
 #include "runtime/spmd_executor.h"
 #include "runtime/spmd_mesh.h"
 
 namespace autopar {
-
-struct CheckTolerance {
-  double rtol = 1e-3;
-  double atol = 1e-5;
-};
 
 struct SpmdRunOptions {
   int64_t steps = 1;

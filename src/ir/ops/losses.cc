@@ -7,8 +7,6 @@
 namespace autopar::rules {
 namespace {
 
-constexpr int64_t kReductionNone = 0;
-
 // self [N, C, H, W], target [N, H, W] (integer), weight [C] when given.
 Status check_loss_inputs(const TensorMeta& self, const TensorMeta& target, const TensorMeta* weight,
                          std::string_view what) {

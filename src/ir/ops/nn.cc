@@ -6,7 +6,6 @@ namespace {
 
 bool is_index_dtype(DType dtype) { return dtype == DType::i64 || dtype == DType::i32; }
 
-constexpr int64_t kReductionNone = 0;
 
 }  // namespace
 

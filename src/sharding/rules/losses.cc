@@ -13,13 +13,6 @@
 #include "sharding/rules/builders.h"
 
 namespace autopar::sharding_rules {
-namespace {
-
-constexpr int64_t kReductionNone = 0;
-constexpr int64_t kReductionMean = 1;
-
-}  // namespace
-
 Expected<OpRule> nll_loss2d_forward_rule(const RuleCall& call) {
   int64_t reduction = call.attrs.get_int("reduction");
   bool none = reduction == kReductionNone;

@@ -2,13 +2,6 @@
 #include "sharding/rules/builders.h"
 
 namespace autopar::sharding_rules {
-namespace {
-
-constexpr int64_t kReductionNone = 0;
-constexpr int64_t kReductionMean = 1;
-
-}  // namespace
-
 // weight "vh" (vocab v, hidden h). Sharding v is the masked lookup: each
 // device looks up only the rows it holds and writes zeros elsewhere, so the
 // output is Partial(sum) while indices stay replicated. Sharding h shards the
