@@ -1,15 +1,14 @@
 #include "memory/liveness.h"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 #include <utility>
 
+#include "sharding/strategy.h"
+
 namespace autopar {
 namespace {
-
-bool aliases_input(const Node& node) {
-  return node.op == OpId::kGetItem || op_def(node.op).has(kView);
-}
 
 StorageRole role_of(const Node& node) {
   if (!node.is_placeholder()) return StorageRole::kActivation;
@@ -22,22 +21,45 @@ StorageRole role_of(const Node& node) {
 
 }  // namespace
 
-Liveness analyze_liveness(const Graph& graph) {
+bool aliases_input(const Node& node) {
+  return node.op == OpId::kGetItem || op_def(node.op).has(kView);
+}
+
+Liveness analyze_liveness(const Graph& graph, const std::vector<char>* own_storage) {
   const auto n = static_cast<size_t>(graph.size());
   Liveness live;
   live.storage_root.resize(n);
   live.start.assign(n, -1);
   live.end.assign(n, -1);
   live.role.assign(n, StorageRole::kActivation);
+  live.claims_output_of.assign(n, kNoNode);
+  std::map<std::pair<NodeId, int>, NodeId> claimers;
   for (NodeId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     auto i = static_cast<size_t>(id);
-    if (aliases_input(node) && !node.inputs.empty()) {
+    bool owns = own_storage && (*own_storage)[i];
+    // The first getitem of each output of a multi-output node owns that
+    // output's storage from the node on: each output is its own tensor.
+    NodeId claimer = kNoNode;
+    if (node.op == OpId::kGetItem && !owns && graph.node(node.inputs[0]).outputs.size() > 1) {
+      NodeId m = node.inputs[0];
+      auto key = std::make_pair(m, producer_output_index(graph, id, 0));
+      auto [it, first] = claimers.emplace(key, id);
+      if (first) live.claims_output_of[i] = m;
+      else claimer = it->second;
+    }
+    if (claimer != kNoNode) {
+      live.storage_root[i] = live.storage_root[static_cast<size_t>(claimer)];
+      continue;
+    }
+    if (aliases_input(node) && !node.inputs.empty() && !owns && live.claims_output_of[i] == kNoNode) {
       live.storage_root[i] = live.storage_root[static_cast<size_t>(node.inputs[0])];
       continue;
     }
     live.storage_root[i] = id;
-    live.start[i] = node.is_placeholder() ? 0 : id;
+    live.start[i] = live.claims_output_of[i] != kNoNode ? live.claims_output_of[i]
+                    : node.is_placeholder()             ? 0
+                                                        : id;
     live.end[i] = live.start[i];
     live.role[i] = role_of(node);
   }
@@ -47,10 +69,18 @@ Liveness analyze_liveness(const Graph& graph) {
       live.end[root] = std::max(live.end[root], id);
     }
   }
+  // The node holds all its outputs until its last getitem has run.
+  for (size_t i = 0; i < n; ++i) {
+    NodeId m = live.claims_output_of[i];
+    if (m != kNoNode) live.end[i] = std::max(live.end[i], live.end[static_cast<size_t>(m)]);
+  }
   const int32_t last = graph.size() - 1;
   for (const GraphOutput& out : graph.outputs()) {
     auto root = static_cast<size_t>(live.storage_root[static_cast<size_t>(out.node)]);
-    live.end[root] = last;
+    // A gradient or buffer update is reduced to its placeholder's placement
+    // as soon as its node has run, and this copy freed (step_memory.h); the
+    // loss stays to the end.
+    live.end[root] = out.placeholder() == kNoNode ? last : std::max(live.end[root], out.node);
     if (out.kind == OutputKind::kGradient) live.role[root] = StorageRole::kGradient;
   }
   for (size_t i = 0; i < n; ++i) {

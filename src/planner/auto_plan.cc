@@ -188,13 +188,12 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   if (!allowed) return allowed.error();
   unshare_differently_pinned(rep, *allowed);
 
-  Liveness live = analyze_liveness(graph);
   RedistributionCache cache(*mesh);
   ProblemBuildOptions build_options;
   build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
   build_options.memory_budget = plan.summary.memory_budget;
   build_options.pair_activation_grads = options.pair_activation_grads;
-  BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, live, cache, build_options);
+  BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, cache, build_options);
   if (options.fold_followers) {
     std::vector<planner::Follow> followers = find_followers(graph, plan.strategies, rep, *allowed);
     plan.solver.folded_followers = static_cast<int32_t>(followers.size());
@@ -216,26 +215,36 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   plan.solver.activation_grad_pairs = built.activation_grad_pairs;
   plan.solver.memory_points = static_cast<int32_t>(built.problem.live_points.size());
 
-  Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
-  if (!solution) return solution.error();
-  plan.solver.status = status_name(solution->status);
-  plan.solver.objective = solution->objective;
-  plan.solver.best_bound = solution->best_bound;
-  plan.solver.gap = solution->gap;
-  plan.solver.time_s = solution->stats.solve_s;
-  plan.solver.stats = solution->stats;
-  plan.solver.message = solution->message;
-  if (solution->assignment.empty()) {
-    plan.shortfall = solution->shortfall;
-    plan.summary.fits = false;
-    if (!plan.shortfall) {
-      return make_error("the solver found no plan ({}): {}", plan.solver.status, solution->message);
+  // The memory rows leave out the comm buffers (problem_builder.h): a plan
+  // they push over the budget is solved again with the rows' budget lowered
+  // by the excess, a bounded number of times (deterministic either way).
+  constexpr int kCommBufferRounds = 3;
+  for (int round = 0;; ++round) {
+    Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
+    if (!solution) return solution.error();
+    plan.solver.status = status_name(solution->status);
+    plan.solver.objective = solution->objective;
+    plan.solver.best_bound = solution->best_bound;
+    plan.solver.gap = solution->gap;
+    plan.solver.time_s += solution->stats.solve_s;
+    plan.solver.stats = solution->stats;
+    plan.solver.message = solution->message;
+    plan.solver.comm_buffer_rounds = round;
+    if (solution->assignment.empty()) {
+      plan.choice.clear();
+      plan.shortfall = solution->shortfall;
+      plan.summary.fits = false;
+      if (!plan.shortfall) {
+        return make_error("the solver found no plan ({}): {}", plan.solver.status, solution->message);
+      }
+      return plan;
     }
-    return plan;
+    plan.choice.assign(solution->assignment.begin(), solution->assignment.end());
+    evaluate_plan(graph, plan);
+    double excess = plan.summary.memory.peak - plan.summary.memory_budget;
+    if (excess <= 0 || round == kCommBufferRounds) return plan;
+    built.problem.memory_budget -= excess;
   }
-  plan.choice.assign(solution->assignment.begin(), solution->assignment.end());
-  evaluate_plan(graph, plan);
-  return plan;
 }
 
 }  // namespace autopar

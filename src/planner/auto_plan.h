@@ -19,6 +19,7 @@
 
 #include "cost/hardware.h"
 #include "ir/graph.h"
+#include "memory/step_memory.h"
 #include "planner/dim_sweep.h"
 #include "planner/pins.h"
 #include "planner/solver.h"
@@ -62,13 +63,12 @@ struct PlanOptions {
   std::string label = "solved";  // "solved" or the baseline's name
 };
 
-struct MemoryBreakdown {
-  double params = 0;       // bytes per device
-  double grads = 0;
-  double optimizer = 0;
-  double activations = 0;  // at the peak position
-  double peak = 0;         // params + grads + optimizer + activations
-  int32_t peak_position = -1;  // execution position of the activation peak
+// Per device at the step's peak, as memory/step_memory.h counts it: the parts
+// held at the peak position (params, optimizer, inputs, grads, activations,
+// comm buffers) and their total.
+struct MemoryBreakdown : MemoryParts {
+  double peak = 0;             // the total at peak_position
+  int32_t peak_position = -1;  // execution position (node id) of the peak
 };
 
 struct CommVolume {
@@ -128,6 +128,9 @@ struct SolverReport {
   int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
   int32_t activation_grad_pairs = 0;  // gradient links paired (0 unless asked)
   int32_t memory_points = 0;    // time points given to the solver
+  // Solves again because the comm buffers, which the memory rows leave out,
+  // pushed the solved plan over the budget (auto_plan.cc).
+  int32_t comm_buffer_rounds = 0;
   std::string method = "whole";  // "whole" ILP, or "sweeps" (mesh-dim neighbourhoods)
   std::vector<planner::SweepStep> sweep_steps;  // with "sweeps", in order
   planner::SolveStats stats;
@@ -156,5 +159,9 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options);
 // Summary, redistributions and memory of a given choice (used by make_plan,
 // and by tests to check the solver's objective against direct evaluation).
 void evaluate_plan(const Graph& graph, Plan& plan);
+
+// The step's memory timeline of a plan with a choice and its redistributions
+// (memory/step_memory.h); empty when the plan has no choice.
+MemoryTimeline plan_memory(const Graph& graph, const Plan& plan);
 
 }  // namespace autopar

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "memory/liveness.h"
 #include "planner/auto_plan.h"
 #include "planner/problem_builder.h"
 
@@ -124,42 +123,26 @@ void summarise_generic_ops(const Graph& graph, Plan& plan) {
 }
 
 void summarise_memory(const Graph& graph, Plan& plan) {
+  MemoryTimeline timeline = plan_memory(graph, plan);
   MemoryBreakdown& m = plan.summary.memory;
   m = MemoryBreakdown{};
-  const auto& sg = plan.strategies.nodes;
-  double opt_per_elem = optimizer_bytes_per_element(plan.optimizer);
-  Liveness live = analyze_liveness(graph);
-  std::vector<double> delta(static_cast<size_t>(graph.size()) + 1, 0);
-  for (NodeId v = 0; v < graph.size(); ++v) {
-    if (!live.owns_storage(v)) continue;
-    const Node& node = graph.node(v);
-    StrategyIdx s = plan.choice[static_cast<size_t>(v)];
-    const NodeStrategies& ns = sg[static_cast<size_t>(v)];
-    StorageRole role = live.role[static_cast<size_t>(v)];
-    if (role == StorageRole::kParam && node.kind == PlaceholderKind::kParam) {
-      double param = local_output_bytes(graph, v, ns, s, plan.mesh);
-      m.params += param;
-      m.grads += param;
-      m.optimizer += param / static_cast<double>(dtype_size(node.meta().dtype)) * opt_per_elem;
-    } else if (role == StorageRole::kActivation) {
-      double bytes = local_output_bytes(graph, v, ns, s, plan.mesh);
-      delta[static_cast<size_t>(live.start[static_cast<size_t>(v)])] += bytes;
-      delta[static_cast<size_t>(live.end[static_cast<size_t>(v)]) + 1] -= bytes;
-    }
-  }
-  double now = 0;
-  for (NodeId t = 0; t < graph.size(); ++t) {
-    now += delta[static_cast<size_t>(t)];
-    if (now > m.activations) {
-      m.activations = now;
-      m.peak_position = t;
-    }
-  }
-  m.peak = m.params + m.grads + m.optimizer + m.activations;
+  static_cast<MemoryParts&>(m) = timeline.peak;
+  m.peak = timeline.peak_bytes;
+  m.peak_position = timeline.peak_position;
   plan.summary.fits = m.peak <= plan.summary.memory_budget;
 }
 
 }  // namespace
+
+MemoryTimeline plan_memory(const Graph& graph, const Plan& plan) {
+  std::vector<StepRedistribution> redistributions;
+  redistributions.reserve(plan.redistributions.size());
+  for (const PlannedRedistribution& r : plan.redistributions) {
+    redistributions.push_back({r.producer, r.output_index, r.consumer, r.input, r.from, r.to, &r.plan});
+  }
+  return step_memory(graph, plan.strategies, plan.choice, redistributions,
+                     optimizer_bytes_per_element(plan.optimizer));
+}
 
 void evaluate_plan(const Graph& graph, Plan& plan) {
   plan.summary.compute_s = 0;

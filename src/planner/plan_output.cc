@@ -118,8 +118,10 @@ Json summary_json(const Plan& plan) {
           {"compute_s", s.compute_s},
           {"comm_s", s.comm_s},
           {"peak_memory_bytes", s.memory.peak},
-          {"memory", {{"params", s.memory.params}, {"grads", s.memory.grads},
-                      {"optimizer", s.memory.optimizer}, {"activations", s.memory.activations}}},
+          {"memory", {{"peak_position", s.memory.peak_position}, {"params", s.memory.params},
+                      {"optimizer", s.memory.optimizer}, {"inputs", s.memory.inputs},
+                      {"grads", s.memory.grads}, {"activations", s.memory.activations},
+                      {"comm_buffers", s.memory.comm_buffers}}},
           {"memory_budget_bytes", s.memory_budget},
           {"fits", s.fits},
           {"comm", comm},
@@ -147,6 +149,7 @@ Json solver_json(const Plan& plan, bool timings) {
             {"folded_followers", r.folded_followers},
             {"activation_grad_pairs", r.activation_grad_pairs},
             {"memory_points", r.memory_points},
+            {"comm_buffer_rounds", r.comm_buffer_rounds},
             {"method", r.method}};
   if (r.method == "sweeps") {
     Json steps = Json::array();

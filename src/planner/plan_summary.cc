@@ -68,10 +68,11 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      ms(s.compute_s), ms(s.comm_s));
   out += fmt::format("  peak memory    {} per device of {} budget: {}\n", gib(s.memory.peak),
                      gib(s.memory_budget), s.fits ? "fits" : "DOES NOT FIT");
-  out += fmt::format("    params {}, grads {}, optimizer {}, activations {} (peak at node {})\n",
-                     gib(s.memory.params), gib(s.memory.grads), gib(s.memory.optimizer),
-                     gib(s.memory.activations),
-                     s.memory.peak_position >= 0 ? graph.node(s.memory.peak_position).name : "-");
+  out += fmt::format("    at node {}: params {}, optimizer {}, inputs {}, grads {}, activations {}, "
+                     "comm buffers {}\n",
+                     s.memory.peak_position >= 0 ? graph.node(s.memory.peak_position).name : "-",
+                     gib(s.memory.params), gib(s.memory.optimizer), gib(s.memory.inputs),
+                     gib(s.memory.grads), gib(s.memory.activations), gib(s.memory.comm_buffers));
   out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
   out += "  communication  collective       mesh dim   count        bytes       time\n";
   for (const CommVolume& v : s.comm) {

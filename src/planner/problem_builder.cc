@@ -12,12 +12,6 @@ namespace {
 using planner::Problem;
 using planner::ProblemEdge;
 
-double local_numel(const TensorMeta& meta, const Sharding& sharding, const DeviceMesh& mesh) {
-  double n = 1;
-  for (int64_t d : local_shape(meta.shape, sharding, mesh)) n *= static_cast<double>(d);
-  return n;
-}
-
 NodeId rep_of(const std::vector<NodeId>& representative, NodeId id) {
   return representative[static_cast<size_t>(id)];
 }
@@ -194,58 +188,55 @@ int32_t add_time_points(const Liveness& live, const std::vector<double>& min_byt
 
 }  // namespace
 
-double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies& ns,
-                          StrategyIdx s, const DeviceMesh& mesh) {
-  double bytes = 0;
-  const std::vector<TensorMeta>& outs = graph.node(node).outputs;
-  for (size_t o = 0; o < outs.size(); ++o) {
-    bytes += local_numel(outs[o], ns.output(s, static_cast<int>(o)), mesh) *
-             static_cast<double>(dtype_size(outs[o].dtype));
+// The intervals of the step's holdings that are not held all step, as a
+// liveness (one interval per node, step_memory.h) for the time points.
+Liveness holding_intervals(const std::vector<StepHolding>& held, int32_t nodes) {
+  Liveness iv;
+  const auto n = static_cast<size_t>(nodes);
+  iv.storage_root.resize(n);
+  for (size_t i = 0; i < n; ++i) iv.storage_root[i] = static_cast<NodeId>(i);
+  iv.start.assign(n, -1);
+  iv.end.assign(n, -1);
+  iv.role.assign(n, StorageRole::kActivation);
+  for (const StepHolding& h : held) {
+    if (h.all_step(nodes - 1)) continue;
+    iv.start[static_cast<size_t>(h.node)] = h.start;
+    iv.end[static_cast<size_t>(h.node)] = h.end;
   }
-  return bytes;
-}
-
-double param_static_bytes(const Graph& graph, NodeId param, const NodeStrategies& ns,
-                          StrategyIdx s, const DeviceMesh& mesh, double optimizer_bytes_per_element) {
-  const TensorMeta& meta = graph.node(param).meta();
-  double numel = local_numel(meta, ns.output(s, 0), mesh);
-  return numel * (2.0 * static_cast<double>(dtype_size(meta.dtype)) + optimizer_bytes_per_element);
+  return iv;
 }
 
 BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
                            const std::vector<NodeId>& rep,
                            const std::vector<std::vector<StrategyIdx>>& allowed,
-                           const Liveness& live, RedistributionCache& cache,
-                           const ProblemBuildOptions& options) {
+                           RedistributionCache& cache, const ProblemBuildOptions& options) {
   BuiltProblem built;
   Problem& problem = built.problem;
   problem.memory_budget = options.memory_budget;
-  std::vector<double> min_bytes(static_cast<size_t>(graph.size()), 0);
-  std::vector<double> max_bytes(static_cast<size_t>(graph.size()), 0);
   for (NodeId v = 0; v < graph.size(); ++v) {
-    const Node& node = graph.node(v);
     const NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
     std::vector<double> costs(static_cast<size_t>(ns.size()));
     for (StrategyIdx s = 0; s < ns.size(); ++s) costs[static_cast<size_t>(s)] = ns.cost(s);
-    problem.add_node(node.name, std::move(costs));
-    planner::ProblemNode& pn = problem.nodes.back();
-    auto role = live.role[static_cast<size_t>(v)];
-    bool owns = live.owns_storage(v);
-    if (owns && role == StorageRole::kParam && node.kind == PlaceholderKind::kParam) {
-      for (StrategyIdx s = 0; s < ns.size(); ++s) {
-        pn.static_bytes.push_back(param_static_bytes(graph, v, ns, s, sg.mesh,
-                                                     options.optimizer_bytes_per_element));
-      }
-    } else if (owns && role == StorageRole::kActivation) {
-      for (StrategyIdx s = 0; s < ns.size(); ++s) {
-        pn.bytes.push_back(local_output_bytes(graph, v, ns, s, sg.mesh));
-      }
-      min_bytes[static_cast<size_t>(v)] = *std::min_element(pn.bytes.begin(), pn.bytes.end());
-      max_bytes[static_cast<size_t>(v)] = *std::max_element(pn.bytes.begin(), pn.bytes.end());
-    }
+    problem.add_node(graph.node(v).name, std::move(costs));
     if (!allowed[static_cast<size_t>(v)].empty()) {
       problem.pins.push_back({v, allowed[static_cast<size_t>(v)]});
     }
+  }
+  // Memory (step_memory.h): what is held all step is static; every other
+  // holding is one interval per node, listed at the time points.
+  const std::vector<StepHolding> held = step_holdings(graph, sg, options.optimizer_bytes_per_element);
+  std::vector<double> min_bytes(static_cast<size_t>(graph.size()), 0);
+  std::vector<double> max_bytes(static_cast<size_t>(graph.size()), 0);
+  for (const StepHolding& h : held) {
+    planner::ProblemNode& pn = problem.nodes[static_cast<size_t>(h.node)];
+    if (h.all_step(graph.size() - 1)) {
+      if (pn.static_bytes.empty()) pn.static_bytes.assign(h.bytes.size(), 0.0);
+      for (size_t s = 0; s < h.bytes.size(); ++s) pn.static_bytes[s] += h.bytes[s];
+      continue;
+    }
+    pn.bytes = h.bytes;
+    min_bytes[static_cast<size_t>(h.node)] = *std::min_element(h.bytes.begin(), h.bytes.end());
+    max_bytes[static_cast<size_t>(h.node)] = *std::max_element(h.bytes.begin(), h.bytes.end());
   }
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (rep_of(rep, v) != v) problem.add_equal(rep_of(rep, v), v);
@@ -260,7 +251,7 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
   emit_edges(pending, problem);
   int32_t memory_points = 0;
   if (problem.memory_budget < planner::kNoBudget) {
-    memory_points = add_time_points(live, min_bytes, max_bytes, problem);
+    memory_points = add_time_points(holding_intervals(held, graph.size()), min_bytes, max_bytes, problem);
   }
   count_unreduced_ilp(graph, sg, options.pair_activation_grads, memory_points, built);
   return built;

@@ -3,16 +3,21 @@
 // Node v of the graph is node v of the Problem. Layer members follow their
 // representative (equal strategy index); the edges of repeated layers are
 // computed once and added once, scaled by how often they repeat, and presolve
-// then merges each layer onto its representative. Memory: parameter
-// placeholders carry static bytes (param + grad + optimizer state); activation
-// storages carry per-strategy local bytes, listed at the time points where
-// the activation peak can occur.
+// then merges each layer onto its representative. Memory is step_memory.h's
+// model: what is held all step (parameters, optimizer state, inputs) is a
+// node's static bytes; every other holding (activations, gradients until
+// they are reduced, reduced gradients from then on) is its per-strategy bytes
+// over one interval, listed at the time points where the peak can occur. The
+// comm buffers of redistributions depend on both ends' placements and are
+// not in the rows: make_plan checks the solved plan with them and re-solves
+// with a tighter budget when they push it over (auto_plan.h).
 #pragma once
 
 #include <vector>
 
 #include "ir/graph.h"
 #include "memory/liveness.h"
+#include "memory/step_memory.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem.h"
 #include "sharding/redistribute.h"
@@ -44,16 +49,6 @@ struct BuiltProblem {
 BuiltProblem build_problem(const Graph& graph, const StrategyGraph& strategies,
                            const std::vector<NodeId>& representative,
                            const std::vector<std::vector<StrategyIdx>>& allowed,
-                           const Liveness& liveness, RedistributionCache& cache,
-                           const ProblemBuildOptions& options);
-
-// Per-device bytes of a node's outputs under strategy s (all outputs summed).
-double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies& ns,
-                          StrategyIdx s, const DeviceMesh& mesh);
-
-// Static bytes of a parameter placeholder under strategy s: the parameter, its
-// gradient (kept in the parameter's sharding) and optimizer state.
-double param_static_bytes(const Graph& graph, NodeId param, const NodeStrategies& ns,
-                          StrategyIdx s, const DeviceMesh& mesh, double optimizer_bytes_per_element);
+                           RedistributionCache& cache, const ProblemBuildOptions& options);
 
 }  // namespace autopar

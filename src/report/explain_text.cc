@@ -63,9 +63,10 @@ std::string memory_timeline_to_text(const MemoryTimeline& t, const Graph& graph,
   const MemoryParts& p = t.peak;
   std::string out = fmt::format(
       "estimated peak per device: {} at position {} ({})\n"
-      "  params {}, grads {}, optimizer {}, activations {}, comm buffers {}\n",
+      "  params {}, optimizer {}, inputs {}, grads {}, activations {}, comm buffers {}\n",
       format_mib(t.peak_bytes), t.peak_position, graph.node(t.peak_node).name, format_mib(p.params),
-      format_mib(p.grads), format_mib(p.optimizer), format_mib(p.activations), format_mib(p.comm_buffers));
+      format_mib(p.optimizer), format_mib(p.inputs), format_mib(p.grads), format_mib(p.activations),
+      format_mib(p.comm_buffers));
   out += fmt::format("largest of the {} tensors held at the peak:\n", t.live_at_peak.size());
   for (size_t i = 0; i < t.live_at_peak.size() && static_cast<int32_t>(i) < top; ++i) {
     const LiveTensor& l = t.live_at_peak[i];

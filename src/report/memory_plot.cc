@@ -12,14 +12,14 @@ namespace {
 
 constexpr double kWidth = 640, kHeight = 240;
 constexpr double kLeft = 64, kRight = 12, kTop = 14, kBottom = 40;
-constexpr int kKinds = 5;
-constexpr std::array<const char*, kKinds> kKindNames = {"parameters", "optimizer", "gradients",
-                                                        "activations", "comm buffers"};
-constexpr std::array<const char*, kKinds> kKindColors = {"#8da0cb", "#b3b3d9", "#66c2a5",
-                                                         "#fc8d62", "#e78ac3"};
+constexpr int kKinds = 6;
+constexpr std::array<const char*, kKinds> kKindNames = {"parameters", "optimizer", "inputs",
+                                                        "gradients", "activations", "comm buffers"};
+constexpr std::array<const char*, kKinds> kKindColors = {"#8da0cb", "#b3b3d9", "#a6d854",
+                                                         "#66c2a5", "#fc8d62", "#e78ac3"};
 
 std::array<double, kKinds> stacked(const MemoryParts& p) {
-  std::array<double, kKinds> parts = {p.params, p.optimizer, p.grads, p.activations,
+  std::array<double, kKinds> parts = {p.params, p.optimizer, p.inputs, p.grads, p.activations,
                                       p.comm_buffers};
   for (int k = 1; k < kKinds; ++k) parts[static_cast<size_t>(k)] += parts[static_cast<size_t>(k - 1)];
   return parts;

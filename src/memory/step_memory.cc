@@ -1,0 +1,350 @@
+#include "memory/step_memory.h"
+
+#include <algorithm>
+#include <map>
+
+#include "memory/liveness.h"
+
+namespace autopar {
+namespace {
+
+size_t at(NodeId v) { return static_cast<size_t>(v); }
+
+// Bytes of v's outputs per strategy, leaving out those a getitem claims.
+std::vector<double> output_bytes(const Graph& graph, NodeId v, const StrategyGraph& sg,
+                                 const std::vector<char>& claimed) {
+  const NodeStrategies& ns = sg.nodes[at(v)];
+  const std::vector<TensorMeta>& outs = graph.node(v).outputs;
+  std::vector<double> bytes(static_cast<size_t>(ns.size()), 0.0);
+  for (StrategyIdx s = 0; s < ns.size(); ++s) {
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (o < claimed.size() && claimed[o]) continue;
+      bytes[static_cast<size_t>(s)] += local_tensor_bytes(outs[o], ns.output(s, static_cast<int>(o)), sg.mesh);
+    }
+  }
+  return bytes;
+}
+
+// Bytes of v's first operand in the sharding v reads it in, per strategy.
+std::vector<double> operand_bytes(const Graph& graph, NodeId v, const StrategyGraph& sg) {
+  const NodeStrategies& ns = sg.nodes[at(v)];
+  const TensorMeta& meta = input_meta(graph, v, 0);
+  std::vector<double> bytes(static_cast<size_t>(ns.size()));
+  for (StrategyIdx s = 0; s < ns.size(); ++s) {
+    bytes[static_cast<size_t>(s)] = local_tensor_bytes(meta, ns.input(s, 0), sg.mesh);
+  }
+  return bytes;
+}
+
+void add_placeholder(const Graph& graph, NodeId v, std::vector<double> bytes, int32_t last,
+                     double optimizer_bytes_per_element, std::vector<StepHolding>& out) {
+  const Node& node = graph.node(v);
+  if (node.kind != PlaceholderKind::kParam) {
+    out.push_back({v, v, MemoryKind::kInput, 0, last, std::move(bytes)});
+    return;
+  }
+  if (optimizer_bytes_per_element > 0) {
+    std::vector<double> state = bytes;
+    double per_byte = optimizer_bytes_per_element / static_cast<double>(dtype_size(node.meta().dtype));
+    for (double& b : state) b *= per_byte;
+    out.push_back({v, v, MemoryKind::kOptimizer, 0, last, std::move(state)});
+  }
+  out.push_back({v, v, MemoryKind::kParam, 0, last, std::move(bytes)});
+}
+
+// The reduced copy of a gradient or buffer update, in its placeholder's
+// sharding, from the position after the node that completes it to the end.
+void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, int32_t last,
+                        std::vector<StepHolding>& out) {
+  for (const GraphOutput& g : graph.outputs()) {
+    NodeId p = g.placeholder();
+    if (p == kNoNode || graph.node(g.node).is_placeholder() || g.node >= last) continue;
+    const NodeStrategies& ns = sg.nodes[at(p)];
+    std::vector<double> bytes(static_cast<size_t>(ns.size()));
+    for (StrategyIdx s = 0; s < ns.size(); ++s) {
+      bytes[static_cast<size_t>(s)] = local_tensor_bytes(graph.node(g.node).meta(), ns.output(s, 0), sg.mesh);
+    }
+    MemoryKind kind = g.kind == OutputKind::kGradient ? MemoryKind::kGrad : MemoryKind::kActivation;
+    out.push_back({p, g.node, kind, g.node + 1, last, std::move(bytes)});
+  }
+}
+
+// Peak extra bytes while a redistribution runs (every step holds its input
+// and its output; the first input is the live operand) and what it leaves.
+struct Transient {
+  double peak = 0;
+  double result = 0;
+};
+
+Transient transient(const Graph& graph, const StepRedistribution& r, const DeviceMesh& mesh) {
+  const TensorMeta& meta = graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)];
+  Transient t;
+  Sharding now = r.from;
+  double held = 0;  // the current intermediate; 0 while it is the operand itself
+  for (const RedistStep& step : r.plan->steps) {
+    now[step.mesh_dim] = step.to;
+    double bytes = local_tensor_bytes(meta, now, mesh);
+    t.peak = std::max(t.peak, held + bytes);
+    held = bytes;
+  }
+  if (r.plan->steps.empty()) held = t.peak = local_tensor_bytes(meta, r.to, mesh);
+  t.result = held;
+  return t;
+}
+
+std::string placement_text(const Graph& graph, const StrategyGraph& sg,
+                           std::span<const StrategyIdx> choice, NodeId v) {
+  const NodeStrategies& ns = sg.nodes[at(v)];
+  std::string text;
+  for (size_t o = 0; o < graph.node(v).outputs.size(); ++o) {
+    if (o > 0) text += ',';
+    text += to_string(ns.output(choice[at(v)], static_cast<int>(o)));
+  }
+  return text;
+}
+
+std::string shape_text(const Node& node) {
+  std::string text;
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    if (o > 0) text += ',';
+    text += shape_to_string(node.outputs[o].shape);
+  }
+  return text;
+}
+
+LiveTensor describe(const Graph& graph, const StrategyGraph& sg, std::span<const StrategyIdx> choice,
+                    NodeId tensor, NodeId owner, MemoryKind kind) {
+  const Node& node = graph.node(tensor);
+  LiveTensor t;
+  t.node = tensor;
+  t.name = node.name;
+  t.op = std::string(node_op_name(node));
+  t.shape = shape_text(node);
+  t.placement = placement_text(graph, sg, choice, owner);
+  t.kind = kind;
+  return t;
+}
+
+}  // namespace
+
+std::string_view memory_kind_name(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::kParam: return "param";
+    case MemoryKind::kOptimizer: return "optimizer";
+    case MemoryKind::kInput: return "input";
+    case MemoryKind::kGrad: return "grad";
+    case MemoryKind::kActivation: return "activation";
+    case MemoryKind::kCommBuffer: return "comm_buffer";
+  }
+  return "?";
+}
+
+void MemoryParts::add(MemoryKind kind, double bytes) {
+  switch (kind) {
+    case MemoryKind::kParam: params += bytes; break;
+    case MemoryKind::kOptimizer: optimizer += bytes; break;
+    case MemoryKind::kInput: inputs += bytes; break;
+    case MemoryKind::kGrad: grads += bytes; break;
+    case MemoryKind::kActivation: activations += bytes; break;
+    case MemoryKind::kCommBuffer: comm_buffers += bytes; break;
+  }
+}
+
+double local_tensor_bytes(const TensorMeta& meta, const Sharding& sharding, const DeviceMesh& mesh) {
+  double numel = 1;
+  for (int64_t d : local_shape(meta.shape, sharding, mesh)) numel *= static_cast<double>(d);
+  return numel * static_cast<double>(dtype_size(meta.dtype));
+}
+
+double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies& ns,
+                          StrategyIdx s, const DeviceMesh& mesh) {
+  double bytes = 0;
+  const std::vector<TensorMeta>& outs = graph.node(node).outputs;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    bytes += local_tensor_bytes(outs[o], ns.output(s, static_cast<int>(o)), mesh);
+  }
+  return bytes;
+}
+
+std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& sg,
+                                       double optimizer_bytes_per_element,
+                                       const std::vector<char>* own_storage) {
+  std::vector<StepHolding> out;
+  if (graph.size() == 0) return out;
+  const Liveness live = analyze_liveness(graph, own_storage);
+  const int32_t last = graph.size() - 1;
+  std::vector<std::vector<char>> claimed(static_cast<size_t>(graph.size()));
+  for (NodeId g = 0; g < graph.size(); ++g) {
+    NodeId m = live.claims_output_of[at(g)];
+    if (m == kNoNode) continue;
+    claimed[at(m)].resize(graph.node(m).outputs.size(), 0);
+    claimed[at(m)][static_cast<size_t>(producer_output_index(graph, g, 0))] = 1;
+  }
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!live.owns_storage(v)) continue;
+    // A view of a redistributed copy holds the copy: its operand's bytes.
+    bool viewed_copy = own_storage && (*own_storage)[at(v)] && aliases_input(graph.node(v));
+    std::vector<double> bytes = viewed_copy ? operand_bytes(graph, v, sg)
+                                            : output_bytes(graph, v, sg, claimed[at(v)]);
+    if (std::all_of(bytes.begin(), bytes.end(), [](double b) { return b == 0; })) continue;
+    if (graph.node(v).is_placeholder()) {
+      add_placeholder(graph, v, std::move(bytes), last, optimizer_bytes_per_element, out);
+      continue;
+    }
+    MemoryKind kind = live.role[at(v)] == StorageRole::kGradient ? MemoryKind::kGrad : MemoryKind::kActivation;
+    out.push_back({v, v, kind, live.start[at(v)], live.end[at(v)], std::move(bytes)});
+  }
+  add_reduced_copies(graph, sg, last, out);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StepHolding& a, const StepHolding& b) { return a.node < b.node; });
+  return out;
+}
+
+namespace {
+
+// The largest phase at one position (step_memory.h): while operand `index`
+// is redistributed, while the kernel runs, or while the output `index`
+// completed there is reduced.
+struct Phase {
+  enum Kind : uint8_t { kOperand, kKernel, kReduction } kind = kKernel;
+  size_t index = 0;
+  double bytes = 0;
+};
+
+using ByPosition = std::map<int32_t, std::vector<const StepRedistribution*>>;
+
+// A view whose operand is redistributed views the copy: it is the view's own
+// output, already in `live`.
+bool is_viewed_copy(const Graph& graph, const StepRedistribution& r) {
+  return r.input == 0 && aliases_input(graph.node(r.consumer));
+}
+
+Phase largest_phase(const Graph& graph, const DeviceMesh& mesh, double live, double own,
+                    const std::vector<const StepRedistribution*>& operands,
+                    const std::vector<const StepRedistribution*>& reductions) {
+  Phase best{Phase::kKernel, 0, live};
+  double copies = 0, reduced = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Transient t = transient(graph, *operands[i], mesh);
+    if (live - own + copies + t.peak > best.bytes) best = {Phase::kOperand, i, live - own + copies + t.peak};
+    if (!is_viewed_copy(graph, *operands[i])) copies += t.result;
+  }
+  if (live + copies > best.bytes) best = {Phase::kKernel, 0, live + copies};
+  for (size_t k = 0; k < reductions.size(); ++k) {
+    Transient t = transient(graph, *reductions[k], mesh);
+    if (live + reduced + t.peak > best.bytes) best = {Phase::kReduction, k, live + reduced + t.peak};
+    reduced += t.result;
+  }
+  return best;
+}
+
+// The comm buffers held in a phase: the results before it and, for an operand
+// or reduction phase, its own transient peak.
+void add_phase_buffers(const Graph& graph, const StrategyGraph& sg, std::span<const StrategyIdx> choice,
+                       const Phase& phase, int32_t position,
+                       const std::vector<const StepRedistribution*>& operands,
+                       const std::vector<const StepRedistribution*>& reductions,
+                       std::vector<LiveTensor>& out) {
+  auto add = [&](const StepRedistribution& r, double bytes) {
+    LiveTensor t = describe(graph, sg, choice, r.producer, r.producer, MemoryKind::kCommBuffer);
+    t.shape = shape_to_string(graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)].shape);
+    t.placement = to_string(r.from) + "->" + to_string(r.to);
+    t.bytes = bytes;
+    t.start = t.end = position;
+    out.push_back(std::move(t));
+  };
+  const auto& list = phase.kind == Phase::kReduction ? reductions : operands;
+  size_t held = phase.kind == Phase::kKernel ? list.size() : phase.index;
+  for (size_t i = 0; i < held; ++i) {
+    if (!is_viewed_copy(graph, *list[i])) add(*list[i], transient(graph, *list[i], sg.mesh).result);
+  }
+  if (phase.kind != Phase::kKernel) add(*list[phase.index], transient(graph, *list[phase.index], sg.mesh).peak);
+}
+
+}  // namespace
+
+MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
+                           std::span<const StrategyIdx> choice,
+                           std::span<const StepRedistribution> redistributions,
+                           double optimizer_bytes_per_element) {
+  MemoryTimeline timeline;
+  if (choice.size() != static_cast<size_t>(graph.size()) || graph.size() == 0) return timeline;
+  const auto n = static_cast<size_t>(graph.size());
+  std::vector<char> viewed_copy(n, 0);
+  for (const StepRedistribution& r : redistributions) {
+    if (r.input >= 0 && is_viewed_copy(graph, r)) viewed_copy[at(r.consumer)] = 1;
+  }
+  std::vector<StepHolding> holdings = step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy);
+  // Live bytes per kind by difference arrays; own[v]: v's outputs, allocated at v.
+  std::vector<MemoryParts> delta(n + 1), own(n);
+  // Outputs allocated by the node at h.start (a claimed getitem's output is
+  // allocated by its multi-output node).
+  auto is_own = [&](const StepHolding& h) {
+    return h.tensor == h.node && !graph.node(h.node).is_placeholder();
+  };
+  for (const StepHolding& h : holdings) {
+    double b = h.bytes[static_cast<size_t>(choice[at(h.node)])];
+    delta[static_cast<size_t>(h.start)].add(h.kind, b);
+    delta[static_cast<size_t>(h.end) + 1].add(h.kind, -b);
+    if (is_own(h)) own[static_cast<size_t>(h.start)].add(h.kind, b);
+  }
+  // Redistributions by the position they run at, in run order.
+  ByPosition operands, reductions;
+  for (const StepRedistribution& r : redistributions) {
+    if (r.input >= 0) operands[r.consumer].push_back(&r);
+    else reductions[r.producer].push_back(&r);
+  }
+  for (auto& [v, list] : operands) {
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->input < b->input; });
+  }
+  static const std::vector<const StepRedistribution*> kNone;
+  auto at_position = [](const ByPosition& m, int32_t p) -> const std::vector<const StepRedistribution*>& {
+    auto it = m.find(p);
+    return it == m.end() ? kNone : it->second;
+  };
+  timeline.positions.resize(n);
+  std::vector<Phase> phases(n);
+  MemoryParts now;
+  for (size_t p = 0; p < n; ++p) {
+    now.params += delta[p].params;
+    now.optimizer += delta[p].optimizer;
+    now.inputs += delta[p].inputs;
+    now.grads += delta[p].grads;
+    now.activations += delta[p].activations;
+    const auto v = static_cast<int32_t>(p);
+    Phase phase = largest_phase(graph, sg.mesh, now.total(), own[p].total(), at_position(operands, v),
+                                at_position(reductions, v));
+    MemoryParts parts = now;
+    if (phase.kind == Phase::kOperand) {  // the kernel's outputs are not allocated yet
+      parts.grads -= own[p].grads;
+      parts.activations -= own[p].activations;
+    }
+    parts.comm_buffers = phase.bytes - parts.total();
+    timeline.positions[p] = parts;
+    phases[p] = phase;
+    if (timeline.peak_position < 0 || phase.bytes > timeline.peak_bytes) {
+      timeline.peak_position = v;
+      timeline.peak_bytes = phase.bytes;
+    }
+  }
+  const int32_t peak = timeline.peak_position;
+  const Phase& phase = phases[static_cast<size_t>(peak)];
+  timeline.peak_node = peak;
+  timeline.peak = timeline.positions[static_cast<size_t>(peak)];
+  for (const StepHolding& h : holdings) {
+    if (h.start > peak || peak > h.end) continue;
+    if (phase.kind == Phase::kOperand && is_own(h) && h.start == peak) continue;
+    LiveTensor t = describe(graph, sg, choice, h.tensor, h.node, h.kind);
+    t.bytes = h.bytes[static_cast<size_t>(choice[at(h.node)])];
+    t.start = h.start;
+    t.end = h.end;
+    timeline.live_at_peak.push_back(std::move(t));
+  }
+  add_phase_buffers(graph, sg, choice, phase, peak, at_position(operands, peak),
+                    at_position(reductions, peak), timeline.live_at_peak);
+  std::stable_sort(timeline.live_at_peak.begin(), timeline.live_at_peak.end(),
+                   [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
+  return timeline;
+}
+
+}  // namespace autopar
