@@ -231,7 +231,7 @@ Status StageWorker::send(StageIdx stage, MicrobatchIdx mb, bool backward) {
   const std::vector<bool> bwd = inputs_of(graph_, p.backward);
   for (NodeId id : values) {
     if (!store_.has(s, id)) return make_error("{} to send is missing", graph_.node(id).name);
-    at::Tensor t = store_.get(s, id).at(0).contiguous();
+    at::Tensor t = store_.get(s, id).at(0).resolve_conj().contiguous();  // no lazy conjugate bit on the wire
     MPI_Request request;
     int code = MPI_Isend(t.data_ptr(), static_cast<int>(t.nbytes()), MPI_BYTE, to,
                          tag(backward, peer, mb), MPI_COMM_WORLD, &request);

@@ -12,12 +12,7 @@ void OptimizerState::step(std::vector<at::Tensor>& params, const std::vector<at:
     for (size_t i = 0; i < params.size(); ++i) params[i].sub_(grads[i], config_.lr);
     return;
   }
-  if (m_.empty()) {
-    for (const at::Tensor& p : params) {
-      m_.push_back(at::zeros_like(p));
-      v_.push_back(at::zeros_like(p));
-    }
-  }
+  allocate(params);
   const double c1 = 1.0 - std::pow(config_.beta1, static_cast<double>(steps_));
   const double c2 = 1.0 - std::pow(config_.beta2, static_cast<double>(steps_));
   for (size_t i = 0; i < params.size(); ++i) {
@@ -27,6 +22,14 @@ void OptimizerState::step(std::vector<at::Tensor>& params, const std::vector<at:
     v_[i].mul_(config_.beta2).addcmul_(grads[i], grads[i], 1.0 - config_.beta2);
     at::Tensor denom = (v_[i] / c2).sqrt_().add_(config_.eps);
     p.addcdiv_(m_[i], denom, -config_.lr / c1);
+  }
+}
+
+void OptimizerState::allocate(const std::vector<at::Tensor>& params) {
+  if (config_.kind != Optimizer::kAdamW || !m_.empty()) return;
+  for (const at::Tensor& p : params) {
+    m_.push_back(at::zeros_like(p));
+    v_.push_back(at::zeros_like(p));
   }
 }
 

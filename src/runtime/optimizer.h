@@ -28,6 +28,9 @@ class OptimizerState {
   // params[i] is updated in place with grads[i]; the list must stay the same
   // across steps (moments are kept per index).
   void step(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads);
+  // Allocates the state for these params now (zeros, as the first step would),
+  // so a run holds it from the start, as the memory model counts it.
+  void allocate(const std::vector<at::Tensor>& params);
   // Bytes of optimizer state held (two moments per element for AdamW).
   double state_bytes() const;
 

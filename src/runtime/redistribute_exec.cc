@@ -183,9 +183,13 @@ Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
 
 Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const RedistPlan& plan,
                                             const SpmdMesh& mesh, Tracer* tracer,
-                                            const std::string& tensor) {
+                                            const std::string& tensor, const StorageAccount* account) {
+  auto hold = [account](const at::Tensor& t, bool held) {
+    if (account) (*account)(t, held);
+  };
   const bool complex = local.is_complex();
-  at::Tensor x = complex ? at::view_as_real(local.contiguous()) : local;
+  at::Tensor x = complex ? at::view_as_real(local.resolve_conj().contiguous()) : local;
+  bool owned = false;  // x is a step's result, not the operand
   for (const RedistStep& step : plan.steps) {
     StepContext ctx{mesh.dim(step.mesh_dim), mesh.mesh().size(step.mesh_dim),
                     mesh.coordinate(step.mesh_dim), tracer, step, tensor};
@@ -194,9 +198,19 @@ Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const Redis
       return make_error("redistributing {} ({}): {}", tensor, to_string(step, mesh.mesh()),
                         y.error().message);
     }
-    x = std::move(*y);
+    at::Tensor out = std::move(*y);
+    if (out.storage().unsafeGetStorageImpl() == x.storage().unsafeGetStorageImpl()) out = out.clone();
+    hold(out, true);
+    if (owned) hold(x, false);
+    x = std::move(out);
+    owned = true;
+  }
+  if (!owned) {
+    x = x.clone();
+    hold(x, true);
   }
   x = x.contiguous();
+  hold(x, false);
   return complex ? at::view_as_complex(x) : x;
 }
 

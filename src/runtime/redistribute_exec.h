@@ -8,6 +8,7 @@
 // and zeros elsewhere, so the partial terms sum exactly to the tensor.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <ATen/core/Tensor.h>
@@ -19,10 +20,20 @@
 
 namespace autopar {
 
-// `tracer` (optional) tallies and traces each collective under `tensor`'s name.
+// Told of every tensor a redistribution holds (held = true) and frees
+// (false), so the caller can count them (live_storages.h). Every step's result
+// owns its storage (a slice that would alias its input is copied), as
+// memory/step_memory.h counts: while a step runs, its input and its output.
+using StorageAccount = std::function<void(const at::Tensor&, bool held)>;
+
+// `tracer` (optional) tallies and traces each collective under `tensor`'s
+// name. `account` (optional) is told of each step's result as it is made and
+// of its input as it is freed; the returned tensor is told freed last (the
+// caller holds it from then on).
 Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const RedistPlan& plan,
                                             const SpmdMesh& mesh, Tracer* tracer = nullptr,
-                                            const std::string& tensor = "");
+                                            const std::string& tensor = "",
+                                            const StorageAccount* account = nullptr);
 
 // Sums `t` in place across mesh dim m (an all-reduce on its communicator),
 // traced like a plan's all_reduce: a sync strategy's own reduction.

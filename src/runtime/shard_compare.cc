@@ -14,7 +14,7 @@ namespace {
 
 // f64 values of a tensor (a complex one as its real view).
 at::Tensor as_doubles(const at::Tensor& t) {
-  return (t.is_complex() ? at::view_as_real(t.contiguous()) : t).to(at::kDouble).contiguous();
+  return (t.is_complex() ? at::view_as_real(t.resolve_conj().contiguous()) : t).to(at::kDouble).contiguous();
 }
 
 }  // namespace

@@ -31,8 +31,21 @@ SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh&
   for (NodeId v = 0; v < graph.size(); ++v) {
     for (NodeId u : graph.node(v).inputs) last_use_[static_cast<size_t>(u)] = v;
   }
-  for (const GraphOutput& g : graph.outputs()) last_use_[static_cast<size_t>(g.node)] = kKeptAllStep;
+  // The loss stays to the end; a gradient or buffer update until it is
+  // reduced, right after its node (or its last reader, if later).
+  paired_at_.resize(static_cast<size_t>(graph.size()));
+  for (size_t k = 0; k < graph.outputs().size(); ++k) {
+    const GraphOutput& g = graph.outputs()[k];
+    NodeId& last = last_use_[static_cast<size_t>(g.node)];
+    if (g.placeholder() == kNoNode || graph.node(g.node).is_placeholder()) {
+      last = kKeptAllStep;
+      continue;
+    }
+    if (last != kKeptAllStep) last = std::max(last, g.node);
+    paired_at_[static_cast<size_t>(g.node)].push_back(k);
+  }
   values_.resize(static_cast<size_t>(graph.size()));
+  reduced_.resize(graph.outputs().size());
 }
 
 const Sharding& SpmdExecutor::output_sharding(NodeId v, int o) const {
@@ -63,7 +76,18 @@ Expected<at::Tensor> SpmdExecutor::input_value(NodeId v, int i) {
   const at::Tensor& t = values_[static_cast<size_t>(u)][static_cast<size_t>(o)];
   auto it = redist_.find({v, i});
   if (it == redist_.end()) return t;
-  return execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(u).name);
+  return redistribute(t, it->second->plan, graph_.node(u).name);
+}
+
+Expected<at::Tensor> SpmdExecutor::redistribute(const at::Tensor& t, const RedistPlan& plan,
+                                                const std::string& name) {
+  StorageAccount account = [this](const at::Tensor& x, bool held) {
+    int64_t before = storages_.bytes();
+    if (held) storages_.add({x});
+    else storages_.remove({x});
+    track(before);
+  };
+  return execute_redistribution(t, plan, mesh_, &tracer_, name, &account);
 }
 
 Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
@@ -96,16 +120,15 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     if (observer_.input && redist_.count({v, i}) != 0) {
       if (Status st = observer_.input(v, i, *t); !st) return st;
     }
+    // Held from now on: an operand copy counts while the next ones are made.
+    int64_t before = storages_.bytes();
+    storages_.add({*t});
+    track(before);
     inputs.push_back(std::move(*t));
     const TensorMeta& full = input_meta(graph_, v, i);
     context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
     context.input_full_shapes.push_back(full.shape);
   }
-  // Redistributed copies are new storages while the kernel runs; inputs read
-  // as they are alias live values and add nothing.
-  int64_t before = storages_.bytes();
-  storages_.add(inputs);
-  track(before);
   std::vector<at::Tensor> outputs;
   double start = tracer_.now_us();
   if (node.op == OpId::kGetItem) {
@@ -124,16 +147,33 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   }
   if (rank == faults.rank && node.name == faults.corrupt_at_node) outputs[0] = outputs[0] + 1;
   tracer_.compute(node.name, node_op_name(node), start, tracer_.now_us());
-  before = storages_.bytes();
-  storages_.add(outputs);  // before dropping the inputs: an output may alias one
-  storages_.remove(inputs);
+  int64_t before = storages_.bytes();
+  storages_.add(outputs);  // the kernel's outputs and its operands are held together
   track(before);
+  before = storages_.bytes();
+  storages_.remove(inputs);  // the operand copies go; inputs read as they are stay
+  track(before);
+  inputs.clear();
   values_[static_cast<size_t>(v)] = std::move(outputs);
   if (observer_.outputs) {
     if (Status st = observer_.outputs(v, values_[static_cast<size_t>(v)]); !st) return st;
   }
+  if (Status st = reduce_outputs_of(v); !st) return st;
   for (NodeId u : node.inputs) {
     if (last_use_[static_cast<size_t>(u)] == v && !graph_.node(u).is_placeholder()) release(u);
+  }
+  if (last_use_[static_cast<size_t>(v)] == v) release(v);  // reduced, and read by nothing
+  return ok_status();
+}
+
+Status SpmdExecutor::reduce_outputs_of(NodeId v) {
+  for (size_t k : paired_at_[static_cast<size_t>(v)]) {
+    Expected<at::Tensor> reduced = paired_output(graph_.outputs()[k]);
+    if (!reduced) return reduced.error();
+    int64_t before = storages_.bytes();
+    storages_.add({*reduced});
+    track(before);
+    reduced_[k] = std::move(*reduced);
   }
   return ok_status();
 }
@@ -167,19 +207,23 @@ Expected<at::Tensor> SpmdExecutor::paired_output(const GraphOutput& g) {
   const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
   auto it = redist_.find({g.placeholder(), -1});
   if (it == redist_.end()) return t;
-  return execute_redistribution(t, it->second->plan, mesh_, &tracer_, graph_.node(g.node).name);
+  return redistribute(t, it->second->plan, graph_.node(g.node).name);
 }
 
 Expected<SpmdStepResult> SpmdExecutor::finish() {
   SpmdStepResult result;
-  for (const GraphOutput& g : graph_.outputs()) {
+  for (size_t k = 0; k < graph_.outputs().size(); ++k) {
+    const GraphOutput& g = graph_.outputs()[k];
     if (g.kind == OutputKind::kLoss) {
       result.loss = values_[static_cast<size_t>(g.node)][0];
       continue;
     }
-    Expected<at::Tensor> value = paired_output(g);
-    if (!value) return value.error();
-    (g.kind == OutputKind::kGradient ? result.grads : result.buffers).push_back(std::move(*value));
+    if (!reduced_[k].defined()) {  // a placeholder passed through as an output
+      Expected<at::Tensor> value = paired_output(g);
+      if (!value) return value.error();
+      reduced_[k] = std::move(*value);
+    }
+    (g.kind == OutputKind::kGradient ? result.grads : result.buffers).push_back(reduced_[k]);
   }
   // The buffers take their new values only now: a buffer may be read after
   // the node that computes its update.
@@ -194,6 +238,13 @@ Expected<SpmdStepResult> SpmdExecutor::finish() {
       release(g.node);
     }
   }
+  // The reduced copies go to the optimizer; the step's accounting ends here.
+  int64_t before = storages_.bytes();
+  for (at::Tensor& t : reduced_) {
+    storages_.remove({t});
+    t = at::Tensor();
+  }
+  track(before);
   return result;
 }
 

@@ -5,11 +5,14 @@
 // per node, brings every input into the sharding the node's strategy requires
 // (the plan's redistribution steps, on the mesh dims' communicators), then
 // runs the node's kernel on local shards with the local output shapes.
-// Tensors are freed after their last use. After the walk each gradient is
-// redistributed into its parameter's sharding (the plan's gradient pairing),
-// ready for the optimizer, and each buffer update into its buffer's sharding,
-// where it replaces the buffer for the next step. Every rank must call the same methods in the same
-// order: collectives are matched across ranks by order.
+// Tensors are freed after their last use. Each gradient is reduced into its
+// parameter's sharding as soon as the node completing it has run (eager
+// reduction, the plan's gradient pairing), and the unreduced copy freed; each
+// buffer update is brought into its buffer's sharding the same way and
+// replaces the buffer at the end of the step. What a rank holds, and when, is
+// exactly memory/step_memory.h's model; the tracer's measured peak counts it
+// (live_storages.h). Every rank must call the same methods in the same order:
+// collectives are matched across ranks by order.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +90,10 @@ class SpmdExecutor {
   Expected<SpmdStepResult> finish();
   // The output's value in its placeholder's sharding (the plan's pairing).
   Expected<at::Tensor> paired_output(const GraphOutput& g);
+  // Eager reduction: the paired outputs node v completes, into reduced_.
+  Status reduce_outputs_of(NodeId v);
+  // Runs a redistribution with every intermediate counted in storages_.
+  Expected<at::Tensor> redistribute(const at::Tensor& t, const RedistPlan& plan, const std::string& name);
 
   const Graph& graph_;
   const Plan& plan_;
@@ -96,6 +103,8 @@ class SpmdExecutor {
   std::vector<NodeId> last_use_;            // per node: last consumer position
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<at::Tensor> params_;          // aliases values_ of gradient params
+  std::vector<at::Tensor> reduced_;         // per graph output: its reduced copy (paired ones)
+  std::vector<std::vector<size_t>> paired_at_;  // per node: the paired outputs it completes
   LiveStorages storages_;                   // placeholders and activations held
   uint64_t random_seed_ = 0;
   int64_t steps_run_ = 0;

@@ -1,6 +1,7 @@
 #include "runtime/spmd_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -78,8 +79,16 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
     if (!slowest) return slowest.error();
     steps.push_back(*slowest);
   }
-  Expected<double> peak = world.max_over_ranks(tracer.peak_bytes());
-  if (!peak) return peak.error();
+  double mine = tracer.peak_bytes();
+  std::vector<double> peaks(static_cast<size_t>(world.size()));
+  if (Status s = world.all_gather(&mine, peaks.data(), 1, DType::f64); !s) return s.error();
+  const double predicted = plan.summary.memory.peak;
+  for (double p : peaks) {
+    result.memory_error = std::max(result.memory_error, std::abs(p - predicted) / predicted);
+  }
+  // Every check (--check, --check-against-torch) holds the plan to its memory promise.
+  const bool checking = options.check || !options.torch_values_dir.empty();
+  if (checking && result.memory_error > options.memory_tolerance) result.check_ok = false;
   auto rows = comm_rows(plan, tracer, std::max<int64_t>(options.steps, 1));
   result.comm_matches_plan = std::all_of(rows.begin(), rows.end(), [](const auto& kv) {
     return kv.second.count == kv.second.plan_count && kv.second.bytes == kv.second.plan_bytes;
@@ -99,8 +108,18 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
              "{:.3f} ms (compute {:.3f} + comm {:.3f}, {} profile)\n",
              median * 1e3, steady.size(), plan.summary.step_time_s * 1e3,
              plan.summary.compute_s * 1e3, plan.summary.comm_s * 1e3, plan.hardware);
-  fmt::print("peak memory per rank {:.3f} MiB (held tensors, largest rank), plan predicts {:.3f} MiB\n",
-             mib(*peak), mib(plan.summary.memory.peak));
+  std::string per_rank;
+  for (size_t r = 0; r < peaks.size(); ++r) per_rank += fmt::format("{}{:.3f}", r ? " " : "", mib(peaks[r]));
+  double largest = *std::max_element(peaks.begin(), peaks.end());
+  fmt::print("peak memory per rank {:.3f} MiB (held tensors, largest rank), plan predicts {:.3f} MiB "
+             "({:+.2f}%); ranks: {}\n",
+             mib(largest), mib(predicted), (largest - predicted) / predicted * 100, per_rank);
+  if (checking) {
+    fmt::print("memory check: largest |measured - predicted| {:.2f}% of the prediction, tolerance "
+               "{:g}%: {}\n",
+               result.memory_error * 100, options.memory_tolerance * 100,
+               result.memory_error <= options.memory_tolerance ? "OK" : "FAILED");
+  }
   print_comm(rows);
   fmt::print("comm bytes: {}\n", result.comm_matches_plan ? "measured == plan" : "MISMATCH with the plan");
   if (!options.trace_path.empty()) {

@@ -290,6 +290,8 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
   exec.set_random_seed(options.seed);
   if (Status s = exec.load(*full); !s) return s.error();
   OptimizerState optimizer(options.optimizer);
+  optimizer.allocate(exec.params());
+  tracer.hold(optimizer.state_bytes());
   std::optional<Reference> ref;
   if (options.check && root) {
     ref.emplace(Reference{*full, {}, OptimizerState(options.optimizer), options.seed, 0});
@@ -320,7 +322,6 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
     }
     optimizer.step(exec.params(), step->grads);
     tracer.step(k, start, tracer.now_us());
-    if (k == 1) tracer.hold(optimizer.state_bytes());
     tracer.set_counting(false);
     Expected<at::Tensor> loss =
         gather_full(step->loss, graph.node(loss_id).meta(), exec.output_sharding(loss_id), mesh);

@@ -15,7 +15,10 @@
 // the whole tensor): a block passes when max |spmd - ref| <= atol + rtol *
 // max |ref block| with rtol 1e-3 and atol 1e-5; parameters also allow the
 // optimizer's largest move from a gradient within rounding of zero (AdamW:
-// 2 lr per step). The verdict is broadcast so every rank exits alike.
+// 2 lr per step). The verdict is broadcast so every rank exits alike. The
+// check also holds the plan to its memory promise: each rank's measured peak
+// (the tensors it held, counted as memory/step_memory.h counts them) within
+// memory_tolerance of the predicted peak.
 #pragma once
 
 #include <cstdint>
@@ -46,12 +49,17 @@ struct SpmdRunOptions {
   // Step 1 also compares every node's output with the unsplit model and names
   // the first that differs (node_check.h; slow: it gathers every tensor).
   bool check_nodes = false;
+  // With check: every rank's measured peak must be within this fraction of
+  // the plan's predicted peak (memory/step_memory.h), or the check fails.
+  double memory_tolerance = 0.05;
 };
 
 struct SpmdRunResult {
   bool check_ok = true;  // also false when --check-against-torch differs
   double max_error = 0;    // largest |spmd - ref| over the loss and gradients, all steps
   bool comm_matches_plan = true;
+  // Largest |measured - predicted| / predicted peak memory over the ranks.
+  double memory_error = 0;
 };
 
 // Errors are this rank's (the caller aborts the job with them).

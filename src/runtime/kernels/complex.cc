@@ -1,7 +1,8 @@
 // Complex views (RoPE). view_as_complex needs a unit last stride and even
-// other strides, so it reads a contiguous input; _conj is materialised so the
-// result never carries libtorch's lazy conjugate bit into view_as_real.
-#include <ATen/ops/conj_physical.h>
+// other strides, so it reads a contiguous input. _conj is libtorch's lazy
+// view (the conjugate bit), as aten defines it and the memory model counts it
+// (no storage of its own); view_as_real and redistribution resolve the bit.
+#include <ATen/ops/_conj.h>
 #include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 
@@ -9,7 +10,7 @@
 
 namespace autopar::kernels {
 
-KernelResult conj(const KernelCall& call) { return one(at::conj_physical(call.in[0])); }
+KernelResult conj(const KernelCall& call) { return one(at::_conj(call.in[0])); }
 
 KernelResult view_as_complex(const KernelCall& call) {
   return one(at::view_as_complex(call.in[0].contiguous()));
