@@ -2,9 +2,9 @@
 # The memory estimator against the SPMD runtime's measured peak.
 #   memory_check_test.sh AUTOPAR NP TOLERANCE_PERCENT [plan args...]
 # Plans once with `autopar explain --memory` (the estimate) and runs the same
-# plan (same options, deterministic solver) for 2 steps under mpirun: the
-# optimizer state is allocated in step 1, so step 2 holds everything the
-# estimate counts. Passes when |estimate - measured| <= TOLERANCE % of measured.
+# plan (same options, deterministic solver) for 2 steps under mpirun. Passes
+# when |estimate - measured| <= TOLERANCE % of measured (explain and run's
+# prediction are the same model, memory/step_memory.h).
 set -u
 cli=$1 np=$2 tol=$3
 shift 3
