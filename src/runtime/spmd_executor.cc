@@ -186,6 +186,7 @@ void SpmdExecutor::release(NodeId v) {
 }
 
 void SpmdExecutor::track(int64_t bytes_before) {
+  node_peak_ = std::max(node_peak_, static_cast<double>(storages_.bytes()));
   int64_t change = storages_.bytes() - bytes_before;
   if (change > 0) tracer_.hold(static_cast<double>(change));
   if (change < 0) tracer_.release(static_cast<double>(-change));
@@ -193,9 +194,13 @@ void SpmdExecutor::track(int64_t bytes_before) {
 
 Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   ++steps_run_;
+  node_peaks_.assign(static_cast<size_t>(graph_.size()), static_cast<double>(storages_.bytes()));
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
-    if (Status s = run_node(v, faults); !s) {
+    node_peak_ = static_cast<double>(storages_.bytes());
+    Status s = run_node(v, faults);
+    node_peaks_[static_cast<size_t>(v)] = node_peak_;
+    if (!s) {
       return make_error("node {} ({}): {}", graph_.node(v).name, node_op_name(graph_.node(v)),
                         s.error().message);
     }

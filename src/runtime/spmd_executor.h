@@ -80,6 +80,10 @@ class SpmdExecutor {
   std::vector<at::Tensor>& params() { return params_; }
   const std::vector<at::Tensor>& params() const { return params_; }
   const Sharding& output_sharding(NodeId v, int o = 0) const;
+  // Per execution position, the most this rank held while that node ran in
+  // the last step (tensor storages only: add what the caller holds besides,
+  // e.g. optimizer state); placeholders: what was held as the step began.
+  const std::vector<double>& node_peaks() const { return node_peaks_; }
 
  private:
   Expected<at::Tensor> input_value(NodeId v, int i);
@@ -109,6 +113,8 @@ class SpmdExecutor {
   uint64_t random_seed_ = 0;
   int64_t steps_run_ = 0;
   NodeObserver observer_;
+  std::vector<double> node_peaks_;
+  double node_peak_ = 0;  // the running node's, updated by track()
 };
 
 }  // namespace autopar

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include <ATen/ATen.h>
@@ -269,6 +270,31 @@ void print_check_line(const Comparison& c, const CheckTolerance& tol) {
              c.ok ? "OK" : fmt::format("MISMATCH in {}", c.worst));
 }
 
+// position,node,op,predicted_bytes,measured_bytes: where the memory model and
+// this rank disagree, node by node.
+Status write_memory_by_node(const Graph& graph, const Plan& plan, const SpmdExecutor& exec,
+                            const Tracer& tracer, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return make_error("cannot write {}", path);
+  MemoryTimeline predicted = plan_memory(graph, plan);
+  // Between steps a rank holds its placeholders (node_peaks' placeholder
+  // entries) and what the tracer holds besides them: the optimizer state.
+  double besides = tracer.live_bytes() - exec.node_peaks().front();
+  fmt::print(f, "position,node,op,predicted_bytes,measured_bytes\n");
+  double worst = 0;
+  NodeId worst_node = 0;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    double want = predicted.positions[static_cast<size_t>(v)].total();
+    double got = exec.node_peaks()[static_cast<size_t>(v)] + besides;
+    fmt::print(f, "{},{},{},{:.0f},{:.0f}\n", v, graph.node(v).name, node_op_name(graph.node(v)), want, got);
+    if (std::abs(got - want) > std::abs(worst)) worst = got - want, worst_node = v;
+  }
+  std::fclose(f);
+  fmt::print("memory by node: {} (largest difference {:+.0f} B measured - predicted, at {})\n", path,
+             worst, graph.node(worst_node).name);
+  return ok_status();
+}
+
 }  // namespace
 
 Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
@@ -341,6 +367,11 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
       result.check_ok = result.check_ok && *ok;
     }
     tracer.set_counting(true);
+  }
+  if (root && !options.memory_by_node_path.empty()) {
+    if (Status s = write_memory_by_node(graph, plan, exec, tracer, options.memory_by_node_path); !s) {
+      return s.error();
+    }
   }
   result.max_error = total.max_error;
   if (options.check && root) print_check_line(total, options.tolerance);

@@ -52,6 +52,9 @@ struct SpmdRunOptions {
   // With check: every rank's measured peak must be within this fraction of
   // the plan's predicted peak (memory/step_memory.h), or the check fails.
   double memory_tolerance = 0.05;
+  // Rank 0 writes, for the last step, each position's predicted and measured
+  // bytes (CSV) there; "" = off.
+  std::string memory_by_node_path;
 };
 
 struct SpmdRunResult {

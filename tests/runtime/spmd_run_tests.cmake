@@ -82,3 +82,9 @@ spmd_run(refuse_changed_graph refuse 4 "changed since planning" 60
          --model mlp --batch 64 --plan ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json)
 set_tests_properties(spmd_run_plan_file_runs spmd_run_refuse_plan_ranks spmd_run_refuse_changed_graph
   PROPERTIES FIXTURES_REQUIRED spmd_plan_file)
+
+# --memory-by-node: the memory model holds at every position, not only at the
+# peak (mlp under FSDP on 2x2: gathers, reduce-scatters, eager reduction).
+spmd_run(memory_by_node_exact ok 4 "memory by node: .*largest difference \\+0 B" 120
+         --model mlp --mesh 2x2 --baseline fsdp --steps 2
+         --memory-by-node ${CMAKE_CURRENT_BINARY_DIR}/memory_by_node.csv)

@@ -30,6 +30,7 @@ struct RunCommandOptions {
   uint64_t seed = 0;
   bool check = false;
   bool check_nodes = false;
+  std::string memory_by_node;
   std::string trace;
   std::string torch_values;  // --check-against-torch DIR
   FaultInjection faults;
@@ -104,6 +105,7 @@ int run_run(RunCommandOptions& o) {
     run.check = o.check;
     run.check_nodes = o.check_nodes;
     run.trace_path = o.trace;
+    run.memory_by_node_path = o.memory_by_node;
     run.faults = o.faults;
     run.torch_values_dir = o.torch_values;
     Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
@@ -140,6 +142,10 @@ Command add_run_command(CLI::App& parent) {
                  "and compare step 1's loss and gradients with PyTorch's")
       ->type_name("DIR");
   app->add_option("--trace", o->trace, "Write a Chrome trace of every rank")->type_name("FILE");
+  app->add_option("--memory-by-node", o->memory_by_node,
+                  "Write each node's predicted and measured (rank 0, last step) bytes held while "
+                  "it runs, as CSV (finds where a memory prediction is off)")
+      ->type_name("FILE");
   // Hidden: fault injection for tests.
   app->add_option("--fail-at-node", o->faults.fail_at_node)->group("");
   app->add_option("--kill-at-node", o->faults.kill_at_node)->group("");
