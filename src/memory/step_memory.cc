@@ -54,18 +54,25 @@ void add_placeholder(const Graph& graph, NodeId v, std::vector<double> bytes, in
 
 // The reduced copy of a gradient or buffer update, in its placeholder's
 // sharding, from the position after the node that completes it to the end.
-void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, int32_t last,
-                        std::vector<StepHolding>& out) {
-  for (const GraphOutput& g : graph.outputs()) {
+// An output already in its placeholder's placement is its own reduced copy:
+// that starts when the output's storage would have died.
+void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, const Liveness& live,
+                        const std::vector<char>* in_place, std::vector<StepHolding>& out) {
+  const int32_t last = graph.size() - 1;
+  for (size_t k = 0; k < graph.outputs().size(); ++k) {
+    const GraphOutput& g = graph.outputs()[k];
     NodeId p = g.placeholder();
-    if (p == kNoNode || graph.node(g.node).is_placeholder() || g.node >= last) continue;
+    if (p == kNoNode || graph.node(g.node).is_placeholder()) continue;
+    int32_t start = g.node + 1;
+    if (in_place && (*in_place)[k]) start = live.end[at(live.storage_root[at(g.node)])] + 1;
+    if (start > last) continue;
     const NodeStrategies& ns = sg.nodes[at(p)];
     std::vector<double> bytes(static_cast<size_t>(ns.size()));
     for (StrategyIdx s = 0; s < ns.size(); ++s) {
       bytes[static_cast<size_t>(s)] = local_tensor_bytes(graph.node(g.node).meta(), ns.output(s, 0), sg.mesh);
     }
     MemoryKind kind = g.kind == OutputKind::kGradient ? MemoryKind::kGrad : MemoryKind::kActivation;
-    out.push_back({p, g.node, kind, g.node + 1, last, std::move(bytes)});
+    out.push_back({p, g.node, kind, start, last, std::move(bytes)});
   }
 }
 
@@ -168,7 +175,8 @@ double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies&
 
 std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& sg,
                                        double optimizer_bytes_per_element,
-                                       const std::vector<char>* own_storage) {
+                                       const std::vector<char>* own_storage,
+                                       const std::vector<char>* reduced_in_place) {
   std::vector<StepHolding> out;
   if (graph.size() == 0) return out;
   const Liveness live = analyze_liveness(graph, own_storage);
@@ -194,7 +202,7 @@ std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& 
     MemoryKind kind = live.role[at(v)] == StorageRole::kGradient ? MemoryKind::kGrad : MemoryKind::kActivation;
     out.push_back({v, v, kind, live.start[at(v)], live.end[at(v)], std::move(bytes)});
   }
-  add_reduced_copies(graph, sg, last, out);
+  add_reduced_copies(graph, sg, live, reduced_in_place, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const StepHolding& a, const StepHolding& b) { return a.node < b.node; });
   return out;
@@ -274,7 +282,16 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
   for (const StepRedistribution& r : redistributions) {
     if (r.input >= 0 && is_viewed_copy(graph, r)) viewed_copy[at(r.consumer)] = 1;
   }
-  std::vector<StepHolding> holdings = step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy);
+  // Paired outputs with no redistribution are reduced in place.
+  std::vector<char> in_place(graph.outputs().size(), 1);
+  for (const StepRedistribution& r : redistributions) {
+    if (r.input >= 0) continue;
+    for (size_t k = 0; k < graph.outputs().size(); ++k) {
+      if (graph.outputs()[k].node == r.producer && graph.outputs()[k].placeholder() == r.consumer) in_place[k] = 0;
+    }
+  }
+  std::vector<StepHolding> holdings =
+      step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy, &in_place);
   // Live bytes per kind by difference arrays; own[v]: v's outputs, allocated at v.
   std::vector<MemoryParts> delta(n + 1), own(n);
   // Outputs allocated by the node at h.start (a claimed getitem's output is

@@ -80,11 +80,17 @@ struct StepHolding {
 // Every holding of the step except the comm buffers, in node order. Each
 // node has at most one holding that is not held all step.
 // own_storage (optional, per node): views whose operand is redistributed, so
-// that they view the copy (liveness.h); the planner's rows, which come before
-// any redistribution is known, pass none.
+// that they view the copy (liveness.h). reduced_in_place (optional, per graph
+// output): gradients and buffer updates already in their placeholder's
+// placement, so that the output is its own reduced copy, held from where its
+// storage would have died. The planner's rows, which come before any
+// redistribution is known, pass neither: a reduced copy then counts from the
+// position after its node, beside an unreduced storage still read later (an
+// over-count the rows allow; the plan's evaluation is exact).
 std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& strategies,
                                        double optimizer_bytes_per_element,
-                                       const std::vector<char>* own_storage = nullptr);
+                                       const std::vector<char>* own_storage = nullptr,
+                                       const std::vector<char>* reduced_in_place = nullptr);
 
 // One redistribution of a chosen plan.
 struct StepRedistribution {
