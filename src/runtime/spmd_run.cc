@@ -86,24 +86,6 @@ std::string output_label(const Graph& graph, const GraphOutput& g) {
                      p.target.empty() ? p.name : p.target);
 }
 
-// Full gradients and buffer updates (checked_outputs' order) on every rank
-// (not counted as plan communication).
-Expected<std::vector<at::Tensor>> gather_outputs(const Graph& graph, const SpmdExecutor& exec,
-                                                 const SpmdStepResult& step, const SpmdMesh& mesh) {
-  std::vector<at::Tensor> full;
-  std::vector<const GraphOutput*> outs = checked_outputs(graph);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    NodeId target = outs[i]->placeholder();
-    size_t grads = step.grads.size();
-    const at::Tensor& local = i < grads ? step.grads[i] : step.buffers[i - grads];
-    Expected<at::Tensor> g =
-        gather_full(local, graph.node(target).meta(), exec.output_sharding(target), mesh);
-    if (!g) return g.error();
-    full.push_back(std::move(*g));
-  }
-  return full;
-}
-
 NodeId loss_node(const Graph& graph) {
   for (const GraphOutput& g : graph.outputs()) {
     if (g.kind == OutputKind::kLoss) return g.node;
@@ -231,34 +213,42 @@ Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const Sp
   return ok == 1;
 }
 
-// Rank 0: step 1's gathered loss and gradients against PyTorch's own.
+// Step 1's loss, and every rank's block of each gradient and buffer update,
+// against PyTorch's own (read on rank 0). Returns the verdict broadcast from rank 0.
 Expected<bool> check_against_torch(const Graph& graph, const SpmdExecutor& exec,
                                    const SpmdStepResult& step, double loss, const SpmdMesh& mesh,
                                    const TorchValues* torch, const CheckTolerance& tol) {
-  Expected<std::vector<at::Tensor>> outputs = gather_outputs(graph, exec, step, mesh);
-  if (!outputs) return outputs.error();
-  int32_t ok = 1;
-  if (torch != nullptr) {
-    Comparison c;
-    compare(at::scalar_tensor(loss, at::kDouble), torch->loss, "loss", tol, c);
-    std::vector<const GraphOutput*> outs = checked_outputs(graph);
-    size_t buffers = 0;
-    for (size_t i = 0; i < outs.size(); ++i) {
+  Comparison c;
+  if (torch != nullptr) compare(at::scalar_tensor(loss, at::kDouble), torch->loss, "loss", tol, c);
+  std::vector<const GraphOutput*> outs = checked_outputs(graph);
+  const size_t grads = step.grads.size();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    NodeId target = outs[i]->placeholder();
+    at::Tensor want;
+    if (torch != nullptr) {
       bool grad = outs[i]->kind == OutputKind::kGradient;
-      const std::string& name = graph.node(outs[i]->placeholder()).target;
+      const std::string& name = graph.node(target).target;
       const auto& table = grad ? torch->grads : torch->buffers;
-      auto want = table.find(name);
-      if (want == table.end()) {
+      auto it = table.find(name);
+      if (it == table.end()) {
         return make_error("the exporter wrote no {} of {}", grad ? "gradient" : "buffer", name);
       }
-      compare((*outputs)[i], want->second, output_label(graph, *outs[i]), tol, c);
-      buffers += grad ? 0 : 1;
+      want = it->second;
     }
+    const at::Tensor& local = i < grads ? step.grads[i] : step.buffers[i - grads];
+    Expected<ShardComparison> s = compare_every_shard(local, graph.node(target).meta(),
+                                                      exec.output_sharding(target), want, mesh, tol);
+    if (!s) return s.error();
+    if (torch != nullptr) record(*s, output_label(graph, *outs[i]), c);
+  }
+  int32_t ok = c.ok ? 1 : 0;
+  if (torch != nullptr) {
+    size_t buffers = outs.size() - grads;
     std::string buffer_text = buffers == 0 ? "" : fmt::format(", {} buffer updates", buffers);
-    fmt::print("torch check: max abs error {:.3g} (loss {:.6f} vs PyTorch {:.6f}), {} gradients{}: {}\n",
-               c.max_error, loss, torch->loss.item<double>(), outs.size() - buffers, buffer_text,
+    fmt::print("torch check: max abs error {:.3g} (loss {:.6f} vs PyTorch {:.6f}), {} gradients{}, "
+               "every rank's block: {}\n",
+               c.max_error, loss, torch->loss.item<double>(), grads, buffer_text,
                c.ok ? "OK" : fmt::format("MISMATCH in {}", c.worst));
-    ok = c.ok ? 1 : 0;
   }
   if (Status s = mesh.world().broadcast(&ok, 1, DType::i32, 0); !s) return s.error();
   return ok == 1;
