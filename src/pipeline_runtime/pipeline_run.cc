@@ -109,37 +109,80 @@ struct Comparison {
   }
 };
 
-// Rank 0 receives every gradient it does not hold and compares; the verdict
-// (worst error / tolerance) is broadcast to every rank.
+// Rank 0 receives every tensor of `mine` (by param name) it does not hold
+// and compares it with `want` (rank 0 only), adding to c. `tag_base` keeps the
+// messages of two comparisons apart.
+Status compare_owned(const std::map<std::string, ParamOwner>& owners, const Communicator& world,
+                     const std::map<std::string, at::Tensor>& mine,
+                     const std::map<std::string, at::Tensor>* want, int tag_base,
+                     const CheckTolerance& tol, Comparison& c) {
+  int k = 0;
+  for (const auto& [name, owner] : owners) {
+    const int tag = tag_base + k++;
+    if (world.rank() != 0) {
+      if (owner.rank != world.rank()) continue;
+      const at::Tensor& t = mine.at(name);
+      if (Status s = send_bytes_blocking(t.data_ptr(), static_cast<int64_t>(t.nbytes()), 0, tag); !s) return s;
+      continue;
+    }
+    const at::Tensor& ref = want->at(name);
+    at::Tensor got = owner.rank == 0 ? mine.at(name) : at::Tensor(ref.clone());
+    if (owner.rank != 0) {
+      if (Status s = recv_bytes_exact(got.data_ptr(), static_cast<int64_t>(got.nbytes()), owner.rank, tag); !s) {
+        return s;
+      }
+    }
+    c.add(got.sub(ref).abs().max().item<double>(), ref.abs().max().item<double>(), tol);
+  }
+  return ok_status();
+}
+
+// The verdict (worst error / tolerance) broadcast from rank 0 to every rank.
+Status broadcast_verdict(const Communicator& world, Comparison& c) {
+  double verdict[2] = {c.max_error, c.worst_ratio};
+  if (Status s = world.broadcast(verdict, 2, DType::f64, 0); !s) return s;
+  c.max_error = verdict[0];
+  c.worst_ratio = verdict[1];
+  return ok_status();
+}
+
+// Step check, before the optimizer: the loss and every gradient.
 Expected<Comparison> compare_step(const Graph& micro, const PipelineSetup& setup,
                                   const Communicator& world,
                                   const std::map<std::string, at::Tensor>& grads, double loss,
                                   const Reference* ref, const CheckTolerance& tol) {
-  std::map<std::string, ParamOwner> owners = param_owners(micro, setup);
   Comparison c;
-  int k = 0;
-  for (const auto& [name, owner] : owners) {
-    const int tag = kGradTagBase + k++;
-    if (world.rank() != 0) {
-      if (owner.rank != world.rank()) continue;
-      const at::Tensor& g = grads.at(name);
-      if (Status s = send_bytes_blocking(g.data_ptr(), static_cast<int64_t>(g.nbytes()), 0, tag); !s) return s.error();
-      continue;
-    }
-    const at::Tensor& want = ref->grads.at(name);
-    at::Tensor got = owner.rank == 0 ? grads.at(name) : at::Tensor(want.clone());
-    if (owner.rank != 0) {
-      if (Status s = recv_bytes_exact(got.data_ptr(), static_cast<int64_t>(got.nbytes()), owner.rank, tag); !s) {
-        return s.error();
-      }
-    }
-    c.add(got.sub(want).abs().max().item<double>(), want.abs().max().item<double>(), tol);
+  if (Status s = compare_owned(param_owners(micro, setup), world, grads, ref ? &ref->grads : nullptr,
+                               kGradTagBase, tol, c);
+      !s) {
+    return s.error();
   }
   if (world.rank() == 0) c.add(std::abs(loss - ref->loss), std::abs(ref->loss), tol);
-  double verdict[2] = {c.max_error, c.worst_ratio};
-  if (Status s = world.broadcast(verdict, 2, DType::f64, 0); !s) return s.error();
-  c.max_error = verdict[0];
-  c.worst_ratio = verdict[1];
+  if (Status s = broadcast_verdict(world, c); !s) return s.error();
+  return c;
+}
+
+// Step check, after the optimizer: every parameter.
+Expected<Comparison> compare_params(const Graph& full, const Graph& micro, const PipelineSetup& setup,
+                                    const Communicator& world, StageWorker& worker,
+                                    const Reference* ref, const CheckTolerance& tol) {
+  std::map<std::string, ParamOwner> owners = param_owners(micro, setup);
+  std::map<std::string, at::Tensor> mine, want;
+  for (const auto& [id, sum] : worker.grad_sums()) mine[param_name(micro.node(id))] = worker.param(id);
+  if (ref) {
+    for (NodeId id = 0; id < full.size(); ++id) {
+      const Node& n = full.node(id);
+      if (n.is_placeholder() && n.kind == PlaceholderKind::kParam) {
+        want[param_name(n)] = ref->placeholders[static_cast<size_t>(id)];
+      }
+    }
+  }
+  Comparison c;
+  const int tag_base = kGradTagBase + static_cast<int>(owners.size());
+  if (Status s = compare_owned(owners, world, mine, ref ? &want : nullptr, tag_base, tol, c); !s) {
+    return s.error();
+  }
+  if (Status s = broadcast_verdict(world, c); !s) return s.error();
   return c;
 }
 
@@ -241,10 +284,21 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
         }
       }
     }
-    std::fflush(stdout);
     for (const auto& [id, sum] : worker->grad_sums()) {
       sgd(worker->param(id), grads.at(param_name(micro.node(id))), o.lr);
     }
+    if (o.check) {
+      Expected<Comparison> c = compare_params(full, micro, setup, world, *worker, ref.get(), o.tolerance);
+      if (!c) return c.error();
+      result.max_error = std::max(result.max_error, c->max_error);
+      result.worst_ratio = std::max(result.worst_ratio, c->worst_ratio);
+      if (rank == 0) {
+        fmt::print("params check: step {}: {} parameters after the optimizer step, max abs error {:.3g}, "
+                   "worst error/tolerance {:.3g}: {}\n",
+                   step, c->tensors, c->max_error, c->worst_ratio, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
+      }
+    }
+    std::fflush(stdout);
     result.losses.push_back(*loss);
     result.steps.push_back(*timing);
   }

@@ -31,8 +31,10 @@ case $expect in
     [ "$rc" -eq 0 ] || fail "exit code $rc"
     steps=$(echo "$out" | grep -c '^step [0-9]* loss ')
     checks=$(echo "$out" | grep -c '^check: step .*: OK$')
+    param_checks=$(echo "$out" | grep -c '^params check: step .*: OK$')
     [ "$steps" -ge 1 ] || fail "no step line"
     [ "$checks" -eq "$steps" ] || fail "$checks passing check lines for $steps steps"
+    [ "$param_checks" -eq "$steps" ] || fail "$param_checks passing parameter check lines for $steps steps"
     echo "$out" | grep -q '^peak activation bytes per rank: ' || fail "no peak activation line"
     ;;
   refuse | disagree)
