@@ -67,11 +67,41 @@ void print_comm(const std::map<std::pair<Collective, MeshDim>, CommRow>& rows) {
   }
 }
 
+// Per aten op: rank 0's measured kernel time per step against the plan's
+// compute (its chosen strategies' costs), largest measured first.
+void print_compute(const Graph& graph, const Plan& plan, const Tracer& tracer, int64_t steps) {
+  std::map<std::string, std::pair<double, double>> ops;  // op -> (measured, plan) per step
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (graph.node(v).is_placeholder()) continue;
+    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+    ops[std::string(node_op_name(graph.node(v)))].second +=
+        ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
+  }
+  for (const auto& [op, t] : tracer.compute_by_op()) ops[op].first += t / static_cast<double>(steps);
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows(ops.begin(), ops.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  constexpr size_t kShown = 10;
+  fmt::print("compute per step by op (rank 0): measured | plan\n");
+  std::pair<double, double> rest{0, 0};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [op, t] = rows[i];
+    if (i >= kShown) {
+      rest.first += t.first, rest.second += t.second;
+      continue;
+    }
+    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", op, t.first * 1e3, t.second * 1e3);
+  }
+  if (rows.size() > kShown) {
+    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", fmt::format("{} other ops", rows.size() - kShown),
+               rest.first * 1e3, rest.second * 1e3);
+  }
+}
+
 }  // namespace
 
 Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
                      const Tracer& tracer, const SpmdRunOptions& options, SpmdRunResult& result) {
-  (void)graph;
   const Communicator& world = mesh.world();
   std::vector<double> steps;
   for (double t : tracer.step_times_s()) {
@@ -120,6 +150,7 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
                result.memory_error * 100, options.memory_tolerance * 100,
                result.memory_error <= options.memory_tolerance ? "OK" : "FAILED");
   }
+  print_compute(graph, plan, tracer, std::max<int64_t>(options.steps, 1));
   print_comm(rows);
   fmt::print("comm bytes: {}\n", result.comm_matches_plan ? "measured == plan" : "MISMATCH with the plan");
   if (!options.trace_path.empty()) {
