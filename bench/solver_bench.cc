@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
              st.reduced_nodes, st.reduced_edges, st.memory_rows, st.variables,
              st.integer_variables, st.constraints, st.nonzeros);
   fmt::print("status: {}, objective {:.6f} s, bound {:.6f}, gap {:.2e}, peak {:.3f} GB\n",
-             to_string(sol->status), sol->objective, sol->best_bound, sol->gap,
+             status_text(sol->status, sol->stopped_by), sol->objective, sol->best_bound, sol->gap,
              sol->peak_bytes / 1e9);
   fmt::print("time: presolve {:.3f} s, build {:.3f} s, CBC {:.3f} s, total {:.3f} s ({} threads)\n",
              st.presolve_s, st.build_s, st.solve_s, total_s, threads);

@@ -82,8 +82,6 @@ void unshare_differently_pinned(std::vector<NodeId>& rep,
   }
 }
 
-std::string status_name(planner::SolveStatus status) { return planner::to_string(status); }
-
 // Per node and strategy, an id per mesh dim for the placements of all its
 // tensors there (dim_sweep.h). Layer members copy their representative's.
 planner::MeshDimClasses mesh_dim_classes(const StrategyGraph& sg, const std::vector<NodeId>& rep) {
@@ -222,7 +220,9 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   for (int round = 0;; ++round) {
     Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
     if (!solution) return solution.error();
-    plan.solver.status = status_name(solution->status);
+    plan.solver.status = planner::status_text(solution->status, solution->stopped_by);
+    plan.solver.stopped_by = solution->stopped_by;
+    plan.solver.time_limit_s = options.solver.time_limit_s;
     plan.solver.objective = solution->objective;
     plan.solver.best_bound = solution->best_bound;
     plan.solver.gap = solution->gap;

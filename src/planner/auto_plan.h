@@ -112,7 +112,9 @@ struct PlannedRedistribution {
 };
 
 struct SolverReport {
-  std::string status;  // optimal, feasible, infeasible, no_solution
+  std::string status;  // planner::status_text: "optimal", "feasible (node limit)", ...
+  planner::StopReason stopped_by = planner::StopReason::kCompleted;
+  double time_limit_s = 0;  // the wall-clock valve it ran under (for the warning when it fired)
   double objective = 0;
   double best_bound = 0;
   double gap = 0;

@@ -167,20 +167,38 @@ SolveStatus status_of(Cbc_Model* cbc) {
   return has_incumbent ? SolveStatus::kFeasible : SolveStatus::kNoSolution;
 }
 
-}  // namespace
+// CBC's secondary status says which limit stopped an unfinished search.
+constexpr int kCbcStoppedOnNodes = 3;
+constexpr int kCbcStoppedOnTime = 4;
 
-const char* to_string(SolveStatus status) {
-  switch (status) {
-    case SolveStatus::kOptimal: return "optimal";
-    case SolveStatus::kFeasible: return "feasible (time limit)";
-    case SolveStatus::kInfeasible: return "infeasible";
-    case SolveStatus::kNoSolution: return "no solution (time limit)";
-    case SolveStatus::kLocalOptimum: return "local optimum";
-  }
-  return "?";
+StopReason stop_reason_of(Cbc_Model* cbc, SolveStatus status) {
+  if (status == SolveStatus::kOptimal || status == SolveStatus::kInfeasible) return StopReason::kCompleted;
+  const int secondary = Cbc_secondaryStatus(cbc);
+  if (secondary == kCbcStoppedOnNodes) return StopReason::kNodeLimit;
+  if (secondary == kCbcStoppedOnTime) return StopReason::kTimeLimit;
+  // Anything else unfinished (a stop inside preprocessing): blame the clock,
+  // the one limit that makes the answer depend on the machine's load.
+  return StopReason::kTimeLimit;
 }
 
-namespace {
+// Fixed seeds (CBC's own defaults, written out so the search never depends on
+// them changing): Clp's breaks ties in degenerate LPs, CBC's drives its
+// randomized heuristics. 0 would mean "the time of day".
+constexpr int kClpRandomSeed = 1234567;
+constexpr int kCbcRandomSeed = 123456789;
+// CBC's "threads" parameter: 100 + N runs N threads in its deterministic mode.
+constexpr int kCbcDeterministicThreads = 100;
+
+void set_limits(Cbc_Model* cbc, const SolverOptions& o) {
+  Cbc_setParameter(cbc, "timeMode", "elapsed");  // "sec" is CPU time otherwise
+  Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
+  Cbc_setParameter(cbc, "maxNodes", fmt::format("{}", o.max_nodes).c_str());
+  Cbc_setParameter(cbc, "randomSeed", fmt::format("{}", kClpRandomSeed).c_str());
+  Cbc_setParameter(cbc, "randomCbcSeed", fmt::format("{}", kCbcRandomSeed).c_str());
+  const int threads = o.threads > 1 ? kCbcDeterministicThreads + o.threads : 1;
+  Cbc_setParameter(cbc, "threads", fmt::format("{}", threads).c_str());
+  Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
+}
 
 CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
                          std::chrono::steady_clock::time_point progress_start, ObjectiveMap map,
@@ -194,10 +212,7 @@ CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
   }
   const bool progress = o.progress && !o.verbose;
   Cbc_setLogLevel(cbc, o.verbose || progress ? 1 : 0);
-  Cbc_setParameter(cbc, "timeMode", "elapsed");  // "sec" is CPU time otherwise
-  Cbc_setParameter(cbc, "sec", fmt::format("{}", o.time_limit_s).c_str());
-  Cbc_setParameter(cbc, "threads", fmt::format("{}", o.threads).c_str());
-  Cbc_setParameter(cbc, "ratioGap", fmt::format("{}", o.relative_gap).c_str());
+  set_limits(cbc, o);
   for (const auto& [name, value] : o.cbc_parameters)
     Cbc_setParameter(cbc, name.c_str(), value.c_str());
   if (progress) {
@@ -208,6 +223,8 @@ CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
     Cbc_solve(cbc);
   }
   run.status = status_of(cbc);
+  run.stopped_by = stop_reason_of(cbc, run.status);
+  run.nodes = Cbc_getNodeCount(cbc);
   if (const double* sol = Cbc_bestSolution(cbc)) {
     run.columns.assign(sol, sol + m.columns());
     run.objective = Cbc_getObjValue(cbc);
@@ -237,6 +254,7 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
                   m.row_upper.data());
   Clp_setLogLevel(clp, o.verbose ? 1 : 0);
   Clp_setMaximumSeconds(clp, o.time_limit_s);
+  Clp_setMaximumIterations(clp, o.max_lp_iterations);
   {
     QuietStdout quiet(!o.verbose);
     // Clp's presolve before the dual simplex: the relaxation is very
@@ -245,7 +263,12 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
     Clp_initialDualSolve(clp);
   }
   bool integral = Clp_isProvenOptimal(clp) != 0;
-  bool out_of_time = !integral && Clp_status(clp) == 3;  // 3: stopped on iterations or time
+  bool stopped = !integral && Clp_status(clp) == 3;  // 3: stopped on iterations or time
+  run.lp_iterations = Clp_numberIterations(clp);
+  if (stopped) {
+    run.stopped_by = run.lp_iterations >= o.max_lp_iterations ? StopReason::kIterationLimit
+                                                              : StopReason::kTimeLimit;
+  }
   const double* x = Clp_getColSolution(clp);
   for (int c = 0; integral && c < m.columns(); ++c) {
     double v = x[c];
@@ -259,10 +282,23 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
   Clp_deleteModel(clp);
   run.seconds = seconds_since(start);
   if (integral) return Relaxation::kIntegral;
-  return out_of_time ? Relaxation::kOutOfTime : Relaxation::kFractional;
+  return stopped ? Relaxation::kStopped : Relaxation::kFractional;
 }
 
 namespace {
+
+// "node limit of 10000 (raise --max-nodes)", for messages.
+std::string limit_phrase(const SolverOptions& o, StopReason reason) {
+  switch (reason) {
+    case StopReason::kNodeLimit:
+      return fmt::format("node limit of {} (raise --max-nodes)", o.max_nodes);
+    case StopReason::kIterationLimit:
+      return fmt::format("LP iteration limit of {} (raise --max-lp-iterations)", o.max_lp_iterations);
+    case StopReason::kCompleted:
+    case StopReason::kTimeLimit: break;
+  }
+  return fmt::format("{} s time limit (raise --time-limit)", o.time_limit_s);
+}
 
 void fill_from_assignment(const Problem& p, Solution& s) {
   Evaluation eval = evaluate(p, s.assignment);
@@ -347,14 +383,16 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
     const ObjectiveMap map{m.objective_scale, r.constant_cost};
     if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
     Relaxation lp = o.lp_first ? solve_integral_relaxation(m, o, run) : Relaxation::kFractional;
-    bool done = lp != Relaxation::kFractional;  // out of time: no CBC (see cbc_solver.h)
+    bool done = lp != Relaxation::kFractional;  // stopped: no CBC (see cbc_solver.h)
     double lp_s = run.seconds;
+    stats.lp_iterations = run.lp_iterations;
     if (!done) {
       SolverOptions rest = o;  // the relaxation's time counts against the limit
       rest.time_limit_s = std::max(o.time_limit_s - lp_s, 1e-3);
       run = run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
     }
     stats.solve_s = run.seconds + (done ? 0 : lp_s);
+    stats.search_nodes = run.nodes;
     if (run.status == SolveStatus::kInfeasible) {
       Solution bad = infeasible(p, r, o, p.has_memory_limit()
                                 ? "no assignment meets both the memory budget and the "
@@ -364,17 +402,18 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
       return bad;
     }
     s.status = run.status;
+    s.stopped_by = run.stopped_by;
     s.best_bound = run.best_bound / m.objective_scale + r.constant_cost;
-    if (lp == Relaxation::kOutOfTime) {
+    if (lp == Relaxation::kStopped) {
       s.best_bound = std::numeric_limits<double>::quiet_NaN();
-      s.message = fmt::format("no solution within the {} s time limit: the LP relaxation alone "
-                              "took it all (raise --time-limit; on 3+ dim meshes the default "
-                              "--mesh-solve sweeps solves smaller ILPs)", o.time_limit_s);
+      s.message = fmt::format("no solution within the {}: the LP relaxation alone took it all "
+                              "(on 3+ dim meshes the default --mesh-solve sweeps solves smaller "
+                              "ILPs)", limit_phrase(o, run.stopped_by));
       s.stats = stats;
       return s;
     }
     if (run.columns.empty()) {
-      s.message = fmt::format("no solution within the {} s time limit", o.time_limit_s);
+      s.message = fmt::format("no solution within the {}", limit_phrase(o, run.stopped_by));
       s.stats = stats;
       return s;
     }

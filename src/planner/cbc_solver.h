@@ -27,6 +27,9 @@ Status dump_ilp(const Problem& problem, const std::string& path);
 // One CBC run on a built model (used by solve_with_cbc and the memory bound).
 struct CbcRun {
   SolveStatus status = SolveStatus::kNoSolution;
+  StopReason stopped_by = StopReason::kCompleted;
+  int32_t nodes = 0;            // branch-and-bound nodes searched
+  int32_t lp_iterations = 0;    // of solve_integral_relaxation's LP
   std::vector<double> columns;  // the incumbent, empty without one
   double objective = 0;         // in model units
   double best_bound = 0;        // in model units
@@ -39,10 +42,11 @@ CbcRun run_cbc(const IlpModel& model, const SolverOptions& options);
 // marginal rows are tight on tree-like graphs), that is the ILP optimum: fills
 // `run` and returns true, sparing CBC's preprocessing and heuristics (4-10x).
 // When fractional, CBC solves the LP again: the price is one LP solve.
-// kOutOfTime: the relaxation was still unsolved at the time limit. CBC would
-// then solve it again in its root node, which does not watch the limit (its
-// crossover ran minutes past a 30 s limit on a 3-D mesh), so the caller stops.
-enum class Relaxation { kIntegral, kFractional, kOutOfTime };
+// kStopped: the relaxation was still unsolved at the iteration or time limit
+// (run.stopped_by says which). CBC would then solve it again in its root node,
+// which watches neither (its crossover ran minutes past a 30 s limit on a 3-D
+// mesh), so the caller stops.
+enum class Relaxation { kIntegral, kFractional, kStopped };
 Relaxation solve_integral_relaxation(const IlpModel& model, const SolverOptions& options,
                                      CbcRun& run);
 

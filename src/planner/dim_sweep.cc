@@ -106,17 +106,28 @@ std::vector<Neighbourhood> pair_moves(const MeshDimClasses& c, const Assignment&
   return out;
 }
 
+// Runs the steps and keeps their budget. The steps share the work limit
+// (branch-and-bound nodes), not the clock, so the same problem takes the same
+// steps on a busy machine; the time limit bounds them all as a safety valve.
 class Sweeper {
  public:
   Sweeper(const Problem& p, const SolverOptions& o)
-      : work_(p), domains_(pinned_domains(p)), options_(o), start_(Clock::now()) {}
+      : work_(p), domains_(pinned_domains(p)), options_(o), start_(Clock::now()),
+        nodes_left_(o.max_nodes) {}
 
   double remaining() const { return options_.time_limit_s - seconds_since(start_); }
+  // The limit that ends the sweeps now, or kCompleted while both are left.
+  StopReason out_of_budget() const {
+    if (remaining() <= 0) return StopReason::kTimeLimit;
+    return nodes_left_ <= 0 ? StopReason::kNodeLimit : StopReason::kCompleted;
+  }
+  // Whether the clock cut any step short: the result then depends on load.
+  bool clock_fired() const { return clock_fired_; }
 
   // Solves one neighbourhood; the answer becomes the incumbent when better.
   // `start`: a plan inside the neighbourhood for CBC to start from, or empty.
   // A seed only starts the sweeps: it stops within kSeedGap of its own
-  // optimum and takes at most kSeedShare of the time left.
+  // optimum and takes at most kSeedShare of the nodes left.
   static constexpr double kSeedGap = 0.05;
   static constexpr double kSeedShare = 1.0 / 3;
 
@@ -125,7 +136,8 @@ class Sweeper {
     auto step_start = Clock::now();
     work_.pins = restricted_pins(work_, domains_, n.allowed);
     SolverOptions o = options_;
-    o.time_limit_s = std::max(remaining() * (seed ? kSeedShare : 1.0), 1e-3);
+    o.time_limit_s = std::max(remaining(), 1e-3);
+    o.max_nodes = seed ? static_cast<int32_t>(nodes_left_ * kSeedShare) : nodes_left_;
     if (seed) o.relative_gap = std::max(o.relative_gap, kSeedGap);
     if (options_.progress) {
       o.progress = [this, &n](const SolveProgress& p) {
@@ -141,9 +153,14 @@ class Sweeper {
     }
     Expected<Solution> s = solve_with_cbc(work_, o, start);
     if (!s) return s.error();
+    nodes_left_ = std::max(nodes_left_ - s->stats.search_nodes, 0);
+    search_nodes_ += s->stats.search_nodes;
+    lp_iterations_ += s->stats.lp_iterations;
+    clock_fired_ = clock_fired_ || s->stopped_by == StopReason::kTimeLimit;
     SweepStep st;
     st.neighbourhood = n.name;
     st.status = s->status;
+    st.stopped_by = s->stopped_by;
     st.has_answer = !s->assignment.empty();
     st.objective = s->objective;
     st.variables = s->stats.variables;
@@ -158,6 +175,9 @@ class Sweeper {
 
   std::optional<Solution>& best() { return best_; }
   double solve_s() const { return solve_s_; }
+  int32_t search_nodes() const { return search_nodes_; }
+  int64_t lp_iterations() const { return lp_iterations_; }
+  int32_t nodes_left() const { return nodes_left_; }
 
  private:
   Problem work_;  // the whole problem; only its pins change from step to step
@@ -166,7 +186,27 @@ class Sweeper {
   Clock::time_point start_;
   std::optional<Solution> best_;
   double solve_s_ = 0;
+  int32_t nodes_left_ = 0;
+  int32_t search_nodes_ = 0;
+  int64_t lp_iterations_ = 0;
+  bool clock_fired_ = false;
 };
+
+// No seed has a plan (usually memory): the whole problem decides, with its
+// exact shortfall when nothing fits, within what the seeds left of the budget.
+Expected<Solution> solve_whole_instead(const Problem& p, const SolverOptions& options,
+                                       const Sweeper& sweeper) {
+  SolverOptions o = options;
+  o.time_limit_s = std::max(sweeper.remaining(), 1e-3);
+  o.max_nodes = sweeper.nodes_left();
+  Expected<Solution> whole = solve_with_cbc(p, o);
+  if (!whole) return whole.error();
+  whole->stats.search_nodes += sweeper.search_nodes();
+  whole->stats.lp_iterations += sweeper.lp_iterations();
+  if (sweeper.clock_fired()) whole->stopped_by = StopReason::kTimeLimit;
+  whole->message = fmt::format("no tied-dims seed had a plan; whole problem: {}", whole->message);
+  return whole;
+}
 
 }  // namespace
 
@@ -188,40 +228,45 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
     if (!improved) return improved.error();
   }
   if (!sweeper.best()) {
-    // No seed has a plan (usually memory): the whole problem decides, with
-    // its exact shortfall when nothing fits.
-    SolverOptions o = options;
-    o.time_limit_s = std::max(sweeper.remaining(), 1e-3);
-    Expected<Solution> whole = solve_with_cbc(p, o);
+    Expected<Solution> whole = solve_whole_instead(p, options, sweeper);
     if (!whole) return whole.error();
     out.solution = std::move(*whole);
-    out.solution.message = fmt::format("no tied-dims seed had a plan; whole problem: {}",
-                                       out.solution.message);
     return out;
   }
-  bool stopped_by_time = false;
+  StopReason stopped_by = StopReason::kCompleted;
   size_t since_improvement = 0;
+  // A limit that cut a step short since the last improvement (that one
+  // included): then "no neighbourhood improves it" is not proven.
+  StopReason round_cut_by = StopReason::kCompleted;
   // The moves read the incumbent through this reference as it improves.
   const Assignment& incumbent = sweeper.best()->assignment;
   std::vector<Neighbourhood> moves = pair_moves(classes, incumbent);
   for (size_t k = 0; since_improvement < moves.size(); k = (k + 1) % moves.size()) {
-    if (sweeper.remaining() <= 0) {
-      stopped_by_time = true;
-      break;
-    }
+    stopped_by = sweeper.out_of_budget();
+    if (stopped_by != StopReason::kCompleted) break;
     Expected<bool> improved = sweeper.step(moves[k], incumbent, out.steps);
     if (!improved) return improved.error();
     since_improvement = *improved ? 1 : since_improvement + 1;  // the move just made is done
+    const StopReason step_stop = out.steps.back().stopped_by;
+    if (*improved || step_stop != StopReason::kCompleted) round_cut_by = step_stop;
   }
+  if (stopped_by == StopReason::kCompleted) stopped_by = round_cut_by;
+  if (sweeper.clock_fired()) stopped_by = StopReason::kTimeLimit;
   out.solution = std::move(*sweeper.best());
   Solution& s = out.solution;
-  s.status = stopped_by_time ? SolveStatus::kFeasible : SolveStatus::kLocalOptimum;
+  const bool local_optimum =
+      since_improvement >= moves.size() && round_cut_by == StopReason::kCompleted;
+  s.status = local_optimum ? SolveStatus::kLocalOptimum : SolveStatus::kFeasible;
+  s.stopped_by = stopped_by;
   s.best_bound = std::numeric_limits<double>::quiet_NaN();
   s.gap = std::numeric_limits<double>::quiet_NaN();
   s.stats.solve_s = sweeper.solve_s();
+  s.stats.search_nodes = sweeper.search_nodes();
+  s.stats.lp_iterations = sweeper.lp_iterations();
   s.message = fmt::format("mesh-dim sweeps: best of {} neighbourhood solves, {}", out.steps.size(),
-                          stopped_by_time ? "stopped at the time limit"
-                                          : "a local optimum (no neighbourhood improves it)");
+                          local_optimum
+                              ? std::string("a local optimum (no neighbourhood improves it)")
+                              : fmt::format("stopped at the {}", stop_reason_words(stopped_by)));
   return out;
 }
 

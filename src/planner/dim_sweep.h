@@ -16,7 +16,11 @@
 //   2. Sweeps: for each pair of mesh dims, keep the incumbent's placements on
 //      every other dim and let the pair change freely; a better answer becomes
 //      the incumbent (CBC starts from it). Stop when a whole round of pairs
-//      improves nothing, or at the time limit.
+//      improves nothing, or when the steps have used up the node limit.
+//
+// The steps share options.max_nodes (the seed a third of it), not the clock, so
+// the same problem takes the same steps however busy the machine is; the time
+// limit bounds them all only as a safety valve.
 //
 // The result is a local optimum over these neighbourhoods, not a proven
 // optimum of the whole problem: best_bound and gap are NaN (unknown), and the
@@ -49,6 +53,7 @@ struct MeshDimClasses {
 struct SweepStep {
   std::string neighbourhood;  // "seed d0=d1", "free d0,d2"
   SolveStatus status = SolveStatus::kNoSolution;
+  StopReason stopped_by = StopReason::kCompleted;
   double objective = 0;       // this step's own answer (when it has one)
   bool has_answer = false;
   bool improved = false;      // became the incumbent
@@ -61,7 +66,7 @@ struct SweepSolution {
   std::vector<SweepStep> steps;
 };
 
-// options.time_limit_s bounds all steps together.
+// options.max_nodes and options.time_limit_s bound all steps together.
 Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& problem,
                                                  const MeshDimClasses& classes,
                                                  const SolverOptions& options);

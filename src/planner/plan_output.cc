@@ -131,6 +131,9 @@ Json summary_json(const Plan& plan) {
 Json solver_json(const Plan& plan, bool timings) {
   const SolverReport& r = plan.solver;
   Json j = {{"status", r.status},
+            {"stopped_by", planner::stop_reason_name(r.stopped_by)},
+            {"search_nodes", r.stats.search_nodes},
+            {"lp_iterations", r.stats.lp_iterations},
             {"objective", r.objective},
             {"best_bound", r.best_bound},
             {"gap", r.gap},
@@ -155,7 +158,7 @@ Json solver_json(const Plan& plan, bool timings) {
     Json steps = Json::array();
     for (const planner::SweepStep& st : r.sweep_steps) {
       Json step = {{"neighbourhood", st.neighbourhood},
-                   {"status", planner::to_string(st.status)},
+                   {"status", planner::status_text(st.status, st.stopped_by)},
                    {"objective", st.has_answer ? Json(st.objective) : Json(nullptr)},
                    {"improved", st.improved},
                    {"variables", st.variables}};

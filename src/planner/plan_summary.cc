@@ -30,6 +30,20 @@ std::string param_placements(const Graph& graph, const Plan& plan) {
   return out;
 }
 
+// How the search ended ("completed" or the limit that stopped it) and, when
+// the clock stopped it, that the plan may differ between runs.
+std::string search_lines(const SolverReport& r) {
+  std::string work = fmt::format("{} branch-and-bound nodes, {} LP iterations",
+                                 r.stats.search_nodes, r.stats.lp_iterations);
+  std::string out = r.stopped_by == planner::StopReason::kCompleted
+      ? fmt::format("  search         completed, {}\n", work)
+      : fmt::format("  search         stopped by the {} after {}\n",
+                    planner::stop_reason_words(r.stopped_by), work);
+  std::string warning = planner::time_limit_warning(r.stopped_by, r.time_limit_s);
+  if (!warning.empty()) out += "  WARNING        " + warning + "\n";
+  return out;
+}
+
 // The aten ops that ran without a rule of their own, and what replicating
 // them cost: the case for writing their rules.
 std::string generic_ops_lines(const PlanSummary& s) {
@@ -61,6 +75,7 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
     out += fmt::format("  DOES NOT FIT: budget {} per device\n", gib(plan.summary.memory_budget));
     if (plan.shortfall) out += "  " + planner::describe(*plan.shortfall) + "\n";
     out += fmt::format("  solver: {} ({})\n", r.status, r.message);
+    out += search_lines(r);
     return out;
   }
   const PlanSummary& s = plan.summary;
@@ -88,7 +103,7 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
     for (const planner::SweepStep& st : r.sweep_steps) {
       out += fmt::format("                   {:<16} {:>14}  {}{}, {} variables, {:.2f} s\n",
                          st.neighbourhood, st.has_answer ? ms(st.objective) : std::string("-"),
-                         planner::to_string(st.status), st.improved ? ", improved" : "",
+                         planner::status_text(st.status, st.stopped_by), st.improved ? ", improved" : "",
                          st.variables, st.seconds);
     }
   } else {
@@ -96,6 +111,7 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                        "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
                        r.stats.constraints, r.stats.memory_rows);
   }
+  out += search_lines(r);
   out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared; "
                      "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,

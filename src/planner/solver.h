@@ -1,7 +1,15 @@
-// What every solver returns: the assignment, how good it is, and, when memory
-// cannot fit, by how much. The ILP itself is written out in problem.h.
+// What every solver returns: the assignment, how good it is, what stopped the
+// search, and, when memory cannot fit, by how much. The ILP itself is written
+// out in problem.h.
+//
+// Determinism: a solve is stopped by work limits (branch-and-bound nodes, LP
+// iterations), which stop at the same point however busy the machine is, so
+// the same problem gives the same plan byte for byte. The wall-clock limit is
+// a safety valve set well above them; where it fires, the answer depends on
+// the machine's load, and the solution says so (StopReason::kTimeLimit).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,13 +22,29 @@ namespace autopar::planner {
 
 enum class SolveStatus {
   kOptimal,        // proven optimal (within the relative gap asked for)
-  kFeasible,       // time limit hit with an incumbent
+  kFeasible,       // a limit hit with an incumbent (StopReason says which)
   kInfeasible,     // no assignment satisfies the constraints
-  kNoSolution,     // time limit hit before any incumbent
+  kNoSolution,     // a limit hit before any incumbent
   kLocalOptimum,   // no neighbourhood improves it (dim_sweep.h); no global bound
 };
 
-const char* to_string(SolveStatus status);
+// What ended the search. Every reason but kTimeLimit is deterministic.
+enum class StopReason : uint8_t {
+  kCompleted,       // it ran to its end: optimal (or within the gap), infeasible, local optimum
+  kNodeLimit,       // SolverOptions::max_nodes
+  kIterationLimit,  // SolverOptions::max_lp_iterations (the LP relaxation)
+  kTimeLimit,       // SolverOptions::time_limit_s: the answer depends on the machine's load
+};
+
+const char* to_string(SolveStatus status);           // "optimal", "feasible", ...
+const char* stop_reason_name(StopReason reason);     // "completed", "node_limit", ...
+const char* stop_reason_words(StopReason reason);    // "end", "node limit", ...
+// The status with the limit that ended it: "optimal", "feasible (node limit)",
+// "no solution (time limit)".
+std::string status_text(SolveStatus status, StopReason stopped_by);
+// For people, when the time limit fired: the plan may differ between runs,
+// and how to get a repeatable one. Empty for any other reason.
+std::string time_limit_warning(StopReason stopped_by, double time_limit_s);
 
 // Where a running solve stands, for a live status line. The solver never
 // draws it: the CLI does (tools/autopar/progress.h), only on a terminal.
@@ -35,8 +59,28 @@ struct SolveProgress {
 // reading its log (never two calls at once), a few times a second at most.
 using ProgressCallback = std::function<void(const SolveProgress&)>;
 
+// Default work limits, from measurements (bench/RESULTS.md). The plans of the
+// model zoo and the default llama3-8b ones are integral at the LP relaxation: 0
+// nodes, at most 43 k LP iterations (llama3-8b 8x8 without layer sharing, 4.2 M
+// columns: 234 k). Memory-bound plans branch: llama3-8b 4 layers on 2x4, 2
+// nodes; mlp on 2x2x2 at 0.3 MB (82 k columns, ~0.5 s a node) proves its
+// optimum after 706 nodes and 344 s, and stops at 500 in about 250 s idle, well
+// inside the wall-clock valve even at twice that. The valve catches only what
+// the work limits do not bound: CBC's root cuts and heuristics, and problems
+// far larger than these.
+inline constexpr int32_t kDefaultMaxNodes = 500;
+inline constexpr int32_t kDefaultMaxLpIterations = 1'000'000;
+inline constexpr double kDefaultTimeLimitS = 600;
+
 struct SolverOptions {
-  double time_limit_s = 60;
+  // Branch-and-bound nodes of a CBC run (the mesh-dim sweeps share one
+  // budget among their steps, dim_sweep.h); 0: the root node only.
+  int32_t max_nodes = kDefaultMaxNodes;
+  // Simplex iterations of the LP relaxation solved before CBC (lp_first).
+  int32_t max_lp_iterations = kDefaultMaxLpIterations;
+  double time_limit_s = kDefaultTimeLimitS;  // wall clock, the safety valve
+  // CBC threads. Above 1, CBC's deterministic parallel mode ("threads 100+N"):
+  // the same search whatever the timing of the threads, a little slower.
   int threads = 1;
   double relative_gap = 0;  // stop when (objective - bound) / objective is below
   bool verbose = false;     // let the solver print its log
@@ -75,6 +119,8 @@ struct SolveStats {
   int32_t integer_variables = 0;
   int32_t constraints = 0;
   int64_t nonzeros = 0;
+  int32_t search_nodes = 0;      // CBC branch-and-bound nodes (sweeps: all steps)
+  int64_t lp_iterations = 0;     // simplex iterations of the LP relaxation (lp_first)
   double presolve_s = 0;
   double build_s = 0;
   double solve_s = 0;
@@ -82,6 +128,7 @@ struct SolveStats {
 
 struct Solution {
   SolveStatus status = SolveStatus::kNoSolution;
+  StopReason stopped_by = StopReason::kCompleted;
   Assignment assignment;     // per node, empty without a solution
   double objective = 0;      // cost of `assignment` (seconds)
   double best_bound = 0;     // no assignment costs less

@@ -50,6 +50,23 @@ TEST(PlanCommand, OwnEndLayersSharesOnlyTheInnerLayers) {
   EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
 }
 
+TEST(PlanCommand, OutOfRangeSolverLimitsAreUsageErrorsNamingTheOption) {
+  for (const char* bad : {"--max-nodes -1", "--max-nodes 3000000000", "--max-lp-iterations 0",
+                          "--threads 0"}) {
+    testing::CliResult result = run_autopar(std::string("plan --model mlp --mesh 2 ") + bad);
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    std::string option = std::string(bad).substr(0, std::string(bad).find(' '));
+    EXPECT_NE(result.err.find(option + ": Value"), std::string::npos) << result.err;
+  }
+}
+
+TEST(PlanCommand, SummarySaysWhatStoppedTheSearch) {
+  testing::CliResult result = run_autopar("plan --quiet --model mlp --mesh 2");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("search         completed, 0 branch-and-bound nodes"),
+            std::string::npos) << result.out;
+}
+
 // Ops without a rule of their own run replicated; the plan says which and
 // what gathering their inputs costs, in the summary and in JSON.
 TEST(PlanCommand, GenericOpsAreListedWithWhatReplicatingThemCosts) {

@@ -15,6 +15,10 @@ int report_error(std::string_view message) {
   return kExitFailure;
 }
 
+void report_warning(std::string_view message) {
+  fmt::print(stderr, "autopar: warning: {}\n", message);
+}
+
 Status write_output(const std::string& text, const std::string& path) {
   if (path.empty()) {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {

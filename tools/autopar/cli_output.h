@@ -20,6 +20,9 @@ inline constexpr int kExitUsage = 2;
 // Prints `autopar: error: <message>` to stderr and returns kExitFailure.
 int report_error(std::string_view message);
 
+// Prints `autopar: warning: <message>` to stderr (the command goes on).
+void report_warning(std::string_view message);
+
 // Writes text to stdout when path is empty, else to the file at path
 // (replacing it). Errors name the path and the system's reason.
 Status write_output(const std::string& text, const std::string& path);

@@ -37,6 +37,9 @@ int run_plan(PlanCommandOptions& options) {
     text = plan_to_summary(graph, plan);
   }
   if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
+  // The summary says it in its own lines; other formats are for programs.
+  std::string warning = planner::time_limit_warning(plan.solver.stopped_by, plan.solver.time_limit_s);
+  if (!warning.empty() && options.format != "summary") report_warning(warning);
   if (!plan.summary.fits) {
     return report_error(plan.shortfall ? "no plan fits the memory budget (see above)"
                                         : "the plan does not fit the memory budget");

@@ -1,11 +1,63 @@
 #include "plan_options.h"
 
+#include <cmath>
+#include <limits>
+
 #include "cli_output.h"
 #include "progress.h"
 #include "planner/baselines.h"
 #include "sharding/mesh.h"
 
 namespace autopar {
+namespace {
+
+// CBC runs at most this many threads in its deterministic mode.
+constexpr int kMaxThreads = 256;
+constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+// The solver's limits. The work limits decide where a hard solve stops, the
+// same on an idle or a busy machine; the time limit is only a safety valve.
+// Out-of-range values are usage errors (CLI11 names the option and value).
+void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
+  app.add_option("--max-nodes", o.max_nodes,
+                 "Branch-and-bound nodes the solver may search (0: the root only). A "
+                 "deterministic limit: the same command gives the same plan on a busy machine")
+      ->check(CLI::Range(int64_t{0}, kMaxInt32))
+      ->capture_default_str();
+  app.add_option("--max-lp-iterations", o.max_lp_iterations,
+                 "Simplex iterations for each LP relaxation solved before branch and bound "
+                 "(deterministic)")
+      ->check(CLI::Range(int64_t{1}, kMaxInt32))
+      ->capture_default_str();
+  app.add_option("--time-limit", o.time_limit_s,
+                 "Wall-clock safety valve in seconds; a plan it stops depends on the machine's "
+                 "load (the plan says so)")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "Solver threads (above 1: CBC's deterministic parallel mode)")
+      ->check(CLI::Range(1, kMaxThreads))
+      ->capture_default_str();
+}
+
+// The parser checked the ranges; PlanCliOptions filled in code is checked too.
+Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solver) {
+  if (cli.max_nodes < 0 || cli.max_nodes > kMaxInt32)
+    return make_error("--max-nodes must be between 0 and {}, got {}", kMaxInt32, cli.max_nodes);
+  if (cli.max_lp_iterations < 1 || cli.max_lp_iterations > kMaxInt32)
+    return make_error("--max-lp-iterations must be between 1 and {}, got {}", kMaxInt32,
+                      cli.max_lp_iterations);
+  if (!(cli.time_limit_s > 0) || !std::isfinite(cli.time_limit_s))
+    return make_error("--time-limit must be positive, got {}", cli.time_limit_s);
+  if (cli.threads < 1 || cli.threads > kMaxThreads)
+    return make_error("--threads must be between 1 and {}, got {}", kMaxThreads, cli.threads);
+  solver.max_nodes = static_cast<int32_t>(cli.max_nodes);
+  solver.max_lp_iterations = static_cast<int32_t>(cli.max_lp_iterations);
+  solver.time_limit_s = cli.time_limit_s;
+  solver.threads = cli.threads;
+  return ok_status();
+}
+
+}  // namespace
 
 void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_option("--mesh", o.mesh, "Device mesh shape, outermost dim first (e.g. 8x8, 2x4, 8x8x8)")
@@ -32,8 +84,7 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
     app.add_option("--baseline", o.baseline,
                    "Evaluate an expert layout instead of solving freely: " + baseline_names_text());
   }
-  app.add_option("--time-limit", o.time_limit_s, "Solver time limit in seconds")->capture_default_str();
-  app.add_option("--threads", o.threads, "Solver threads")->capture_default_str();
+  add_solver_limit_options(app, o);
   app.add_option("--dump-ilp", o.dump_ilp, "Write the ILP to FILE (.lp for LP format, else MPS)")
       ->type_name("FILE");
   app.add_flag("--quiet", o.quiet, "No solver progress line on stderr (shown only on a terminal)");
@@ -111,10 +162,8 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
     options.pins.insert(options.pins.end(), pins->begin(), pins->end());
     options.label = cli.baseline;
   }
-  if (cli.time_limit_s <= 0) return make_error("--time-limit must be positive, got {}", cli.time_limit_s);
-  if (cli.threads < 1) return make_error("--threads must be at least 1, got {}", cli.threads);
-  options.solver.time_limit_s = cli.time_limit_s;
-  options.solver.threads = cli.threads;
+  Status limits = set_solver_limits(cli, options.solver);
+  if (!limits) return limits.error();
   options.solver.progress = terminal_progress(stderr, cli.quiet);
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;

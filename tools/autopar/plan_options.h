@@ -26,7 +26,10 @@ struct PlanCliOptions {
   std::vector<std::string> pins;
   std::string constraints_file;
   std::string baseline;         // "" = solve freely
-  double time_limit_s = 60;
+  // Work limits (deterministic) and the wall-clock valve: planner/solver.h.
+  int64_t max_nodes = planner::kDefaultMaxNodes;
+  int64_t max_lp_iterations = planner::kDefaultMaxLpIterations;
+  double time_limit_s = planner::kDefaultTimeLimitS;
   int threads = 1;
   std::string dump_ilp;
   bool no_share_layers = false;
