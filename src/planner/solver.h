@@ -63,11 +63,11 @@ using ProgressCallback = std::function<void(const SolveProgress&)>;
 // model zoo and the default llama3-8b ones are integral at the LP relaxation: 0
 // nodes, at most 43 k LP iterations (llama3-8b 8x8 without layer sharing, 4.2 M
 // columns: 234 k). Memory-bound plans branch: llama3-8b 4 layers on 2x4, 2
-// nodes; mlp on 2x2x2 at 0.3 MB (82 k columns, ~0.5 s a node) proves its
-// optimum after 706 nodes and 344 s, and stops at 500 in about 250 s idle, well
-// inside the wall-clock valve even at twice that. The valve catches only what
-// the work limits do not bound: CBC's root cuts and heuristics, and problems
-// far larger than these.
+// nodes; mlp on 2x2x2 at 0.3 MB (82 k columns, --mesh-solve whole) proves its
+// optimum after 706 nodes (344 s at load 4 on 2 cores) and stops at 500 in 376 s
+// at load 6, inside the wall-clock valve, with the same plan. The valve
+// catches only what the work limits do not bound: CBC's root cuts and
+// heuristics, and problems far larger than these.
 inline constexpr int32_t kDefaultMaxNodes = 500;
 inline constexpr int32_t kDefaultMaxLpIterations = 1'000'000;
 inline constexpr double kDefaultTimeLimitS = 600;
