@@ -16,11 +16,11 @@ using testing::model;
 using testing::options;
 using testing::plan_or_die;
 
-// mlp on 2x4 with 0.3 MB per device: the memory rows make the LP fractional,
-// and CBC proves the optimum after a few branch-and-bound nodes (6 here).
+// mlp on 2x4 with 0.25 MB per device: the memory rows make the LP fractional,
+// and CBC proves the optimum after a few branch-and-bound nodes (14 here).
 PlanOptions tight_mlp_options() {
   PlanOptions o = options({2, 4});
-  o.memory_budget_bytes = 0.0003e9;
+  o.memory_budget_bytes = 0.00025e9;
   return o;
 }
 

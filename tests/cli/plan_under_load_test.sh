@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The same `autopar plan` run twice beside CPU-burning processes writes
 # byte-identical plan files (issue #15): a work limit, not the clock, decides
-# where the search stops. mlp on 2x4 with 0.3 MB per device needs 6
+# where the search stops. mlp on 2x4 with 0.25 MB per device needs 14
 # branch-and-bound nodes to prove its optimum; --max-nodes 2 stops it first,
 # on a busy machine as on an idle one.
 #
@@ -22,7 +22,7 @@ for _ in 1 2 3; do
   burners+=("$!")
 done
 
-args=(plan --quiet --model mlp --mesh 2x4 --memory-gb 0.0003 --max-nodes 2 --format json)
+args=(plan --quiet --model mlp --mesh 2x4 --memory-gb 0.00025 --max-nodes 2 --format json)
 "$autopar" "${args[@]}" --out "$dir/first.json"
 "$autopar" "${args[@]}" --out "$dir/second.json"
 
