@@ -1,7 +1,7 @@
 #include "memory/step_memory.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "memory/liveness.h"
 
@@ -219,27 +219,31 @@ struct Phase {
   double bytes = 0;
 };
 
-using ByPosition = std::map<int32_t, std::vector<const StepRedistribution*>>;
-
 // A view whose operand is redistributed views the copy: it is the view's own
 // output, already in `live`.
 bool is_viewed_copy(const Graph& graph, const StepRedistribution& r) {
   return r.input == 0 && aliases_input(graph.node(r.consumer));
 }
 
-Phase largest_phase(const Graph& graph, const DeviceMesh& mesh, double live, double own,
-                    const std::vector<const StepRedistribution*>& operands,
-                    const std::vector<const StepRedistribution*>& reductions) {
+// One redistribution at its position, with what it holds.
+struct Copy {
+  const StepRedistribution* r = nullptr;
+  Transient t;
+  bool result_is_a_buffer = true;  // false: a viewed copy, counted as the view's output
+};
+
+Phase largest_phase(double live, double own, const std::vector<Copy>& operands,
+                    const std::vector<Copy>& reductions) {
   Phase best{Phase::kKernel, 0, live};
   double copies = 0, reduced = 0;
   for (size_t i = 0; i < operands.size(); ++i) {
-    Transient t = transient(graph, *operands[i], mesh);
+    const Transient& t = operands[i].t;
     if (live - own + copies + t.peak > best.bytes) best = {Phase::kOperand, i, live - own + copies + t.peak};
-    if (!is_viewed_copy(graph, *operands[i])) copies += t.result;
+    if (operands[i].result_is_a_buffer) copies += t.result;
   }
   if (live + copies > best.bytes) best = {Phase::kKernel, 0, live + copies};
   for (size_t k = 0; k < reductions.size(); ++k) {
-    Transient t = transient(graph, *reductions[k], mesh);
+    const Transient& t = reductions[k].t;
     if (live + reduced + t.peak > best.bytes) best = {Phase::kReduction, k, live + reduced + t.peak};
     reduced += t.result;
   }
@@ -249,10 +253,8 @@ Phase largest_phase(const Graph& graph, const DeviceMesh& mesh, double live, dou
 // The comm buffers held in a phase: the results before it and, for an operand
 // or reduction phase, its own transient peak.
 void add_phase_buffers(const Graph& graph, const StrategyGraph& sg, std::span<const StrategyIdx> choice,
-                       const Phase& phase, int32_t position,
-                       const std::vector<const StepRedistribution*>& operands,
-                       const std::vector<const StepRedistribution*>& reductions,
-                       std::vector<LiveTensor>& out) {
+                       const Phase& phase, int32_t position, const std::vector<Copy>& operands,
+                       const std::vector<Copy>& reductions, std::vector<LiveTensor>& out) {
   auto add = [&](const StepRedistribution& r, double bytes) {
     LiveTensor t = describe(graph, sg, choice, r.producer, r.producer, MemoryKind::kCommBuffer);
     t.shape = shape_to_string(graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)].shape);
@@ -264,9 +266,9 @@ void add_phase_buffers(const Graph& graph, const StrategyGraph& sg, std::span<co
   const auto& list = phase.kind == Phase::kReduction ? reductions : operands;
   size_t held = phase.kind == Phase::kKernel ? list.size() : phase.index;
   for (size_t i = 0; i < held; ++i) {
-    if (!is_viewed_copy(graph, *list[i])) add(*list[i], transient(graph, *list[i], sg.mesh).result);
+    if (list[i].result_is_a_buffer) add(*list[i].r, list[i].t.result);
   }
-  if (phase.kind != Phase::kKernel) add(*list[phase.index], transient(graph, *list[phase.index], sg.mesh).peak);
+  if (phase.kind != Phase::kKernel) add(*list[phase.index].r, list[phase.index].t.peak);
 }
 
 }  // namespace
@@ -278,17 +280,29 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
   MemoryTimeline timeline;
   if (choice.size() != static_cast<size_t>(graph.size()) || graph.size() == 0) return timeline;
   const auto n = static_cast<size_t>(graph.size());
+  // Redistributions by the position they run at, in run order (operands by
+  // index; reductions in graph output order), each with what it holds.
+  std::vector<std::vector<Copy>> operands(n), reductions(n);
   std::vector<char> viewed_copy(n, 0);
+  std::set<std::pair<NodeId, NodeId>> reduced_by_copy;  // (output node, placeholder)
   for (const StepRedistribution& r : redistributions) {
-    if (r.input >= 0 && is_viewed_copy(graph, r)) viewed_copy[at(r.consumer)] = 1;
+    Copy c{&r, transient(graph, r, sg.mesh), !is_viewed_copy(graph, r)};
+    if (r.input >= 0) {
+      if (!c.result_is_a_buffer) viewed_copy[at(r.consumer)] = 1;
+      operands[at(r.consumer)].push_back(c);
+    } else {
+      reduced_by_copy.emplace(r.producer, r.consumer);
+      reductions[at(r.producer)].push_back(c);
+    }
+  }
+  for (auto& list : operands) {
+    std::stable_sort(list.begin(), list.end(), [](const Copy& a, const Copy& b) { return a.r->input < b.r->input; });
   }
   // Paired outputs with no redistribution are reduced in place.
-  std::vector<char> in_place(graph.outputs().size(), 1);
-  for (const StepRedistribution& r : redistributions) {
-    if (r.input >= 0) continue;
-    for (size_t k = 0; k < graph.outputs().size(); ++k) {
-      if (graph.outputs()[k].node == r.producer && graph.outputs()[k].placeholder() == r.consumer) in_place[k] = 0;
-    }
+  std::vector<char> in_place(graph.outputs().size(), 0);
+  for (size_t k = 0; k < graph.outputs().size(); ++k) {
+    const GraphOutput& g = graph.outputs()[k];
+    in_place[k] = reduced_by_copy.count({g.node, g.placeholder()}) == 0 ? 1 : 0;
   }
   std::vector<StepHolding> holdings =
       step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy, &in_place);
@@ -305,20 +319,6 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     delta[static_cast<size_t>(h.end) + 1].add(h.kind, -b);
     if (is_own(h)) own[static_cast<size_t>(h.start)].add(h.kind, b);
   }
-  // Redistributions by the position they run at, in run order.
-  ByPosition operands, reductions;
-  for (const StepRedistribution& r : redistributions) {
-    if (r.input >= 0) operands[r.consumer].push_back(&r);
-    else reductions[r.producer].push_back(&r);
-  }
-  for (auto& [v, list] : operands) {
-    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->input < b->input; });
-  }
-  static const std::vector<const StepRedistribution*> kNone;
-  auto at_position = [](const ByPosition& m, int32_t p) -> const std::vector<const StepRedistribution*>& {
-    auto it = m.find(p);
-    return it == m.end() ? kNone : it->second;
-  };
   timeline.positions.resize(n);
   std::vector<Phase> phases(n);
   MemoryParts now;
@@ -329,8 +329,7 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     now.grads += delta[p].grads;
     now.activations += delta[p].activations;
     const auto v = static_cast<int32_t>(p);
-    Phase phase = largest_phase(graph, sg.mesh, now.total(), own[p].total(), at_position(operands, v),
-                                at_position(reductions, v));
+    Phase phase = largest_phase(now.total(), own[p].total(), operands[p], reductions[p]);
     MemoryParts parts = now;
     if (phase.kind == Phase::kOperand) {  // the kernel's outputs are not allocated yet
       parts.grads -= own[p].grads;
@@ -357,8 +356,8 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     t.end = h.end;
     timeline.live_at_peak.push_back(std::move(t));
   }
-  add_phase_buffers(graph, sg, choice, phase, peak, at_position(operands, peak),
-                    at_position(reductions, peak), timeline.live_at_peak);
+  add_phase_buffers(graph, sg, choice, phase, peak, operands[static_cast<size_t>(peak)],
+                    reductions[static_cast<size_t>(peak)], timeline.live_at_peak);
   std::stable_sort(timeline.live_at_peak.begin(), timeline.live_at_peak.end(),
                    [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
   return timeline;

@@ -216,7 +216,12 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   // The memory rows leave out the comm buffers (problem_builder.h): a plan
   // they push over the budget is solved again with the rows' budget lowered
   // by the excess, a bounded number of times (deterministic either way).
+  // When a lowered budget admits nothing (a work limit can stop a round
+  // short of a plan that fits), the previous round's plan stands, marked as
+  // not fitting.
   constexpr int kCommBufferRounds = 3;
+  std::vector<StrategyIdx> previous;
+  SolverReport previous_report;
   for (int round = 0;; ++round) {
     Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
     if (!solution) return solution.error();
@@ -230,6 +235,20 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
     plan.solver.stats = solution->stats;
     plan.solver.message = solution->message;
     plan.solver.comm_buffer_rounds = round;
+    if (solution->assignment.empty() && !previous.empty()) {
+      std::string refused = plan.solver.status;
+      double time_s = plan.solver.time_s;
+      plan.solver = std::move(previous_report);
+      plan.solver.time_s = time_s;
+      plan.solver.comm_buffer_rounds = round;
+      plan.choice = std::move(previous);
+      evaluate_plan(graph, plan);
+      plan.solver.message = fmt::format(
+          "the comm buffers put this plan {:.0f} bytes over the budget, and a re-solve with the "
+          "budget lowered by that found no plan ({})",
+          plan.summary.memory.peak - plan.summary.memory_budget, refused);
+      return plan;
+    }
     if (solution->assignment.empty()) {
       plan.choice.clear();
       plan.shortfall = solution->shortfall;
@@ -243,6 +262,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
     evaluate_plan(graph, plan);
     double excess = plan.summary.memory.peak - plan.summary.memory_budget;
     if (excess <= 0 || round == kCommBufferRounds) return plan;
+    previous = plan.choice;
+    previous_report = plan.solver;
     built.problem.memory_budget -= excess;
   }
 }

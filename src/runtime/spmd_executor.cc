@@ -59,9 +59,7 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
         local_slice(full_placeholders[static_cast<size_t>(v)], output_sharding(v), mesh_);
     if (!shard) return make_error("placeholder {}: {}", graph_.node(v).name, shard.error().message);
     values_[static_cast<size_t>(v)] = {std::move(*shard)};
-    int64_t before = storages_.bytes();
-    storages_.add(values_[static_cast<size_t>(v)]);
-    track(before);
+    hold(values_[static_cast<size_t>(v)]);
   }
   params_.clear();
   for (const GraphOutput& g : graph_.outputs()) {
@@ -82,10 +80,8 @@ Expected<at::Tensor> SpmdExecutor::input_value(NodeId v, int i) {
 Expected<at::Tensor> SpmdExecutor::redistribute(const at::Tensor& t, const RedistPlan& plan,
                                                 const std::string& name) {
   StorageAccount account = [this](const at::Tensor& x, bool held) {
-    int64_t before = storages_.bytes();
-    if (held) storages_.add({x});
-    else storages_.remove({x});
-    track(before);
+    if (held) hold({x});
+    else drop({x});
   };
   return execute_redistribution(t, plan, mesh_, &tracer_, name, &account);
 }
@@ -121,9 +117,7 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
       if (Status st = observer_.input(v, i, *t); !st) return st;
     }
     // Held from now on: an operand copy counts while the next ones are made.
-    int64_t before = storages_.bytes();
-    storages_.add({*t});
-    track(before);
+    hold({*t});
     inputs.push_back(std::move(*t));
     const TensorMeta& full = input_meta(graph_, v, i);
     context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
@@ -147,12 +141,8 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   }
   if (rank == faults.rank && node.name == faults.corrupt_at_node) outputs[0] = outputs[0] + 1;
   tracer_.compute(node.name, node_op_name(node), start, tracer_.now_us());
-  int64_t before = storages_.bytes();
-  storages_.add(outputs);  // the kernel's outputs and its operands are held together
-  track(before);
-  before = storages_.bytes();
-  storages_.remove(inputs);  // the operand copies go; inputs read as they are stay
-  track(before);
+  hold(outputs);  // the kernel's outputs and its operands are held together
+  drop(inputs);  // the operand copies go; inputs read as they are stay
   inputs.clear();
   values_[static_cast<size_t>(v)] = std::move(outputs);
   if (observer_.outputs) {
@@ -170,19 +160,27 @@ Status SpmdExecutor::reduce_outputs_of(NodeId v) {
   for (size_t k : paired_at_[static_cast<size_t>(v)]) {
     Expected<at::Tensor> reduced = paired_output(graph_.outputs()[k]);
     if (!reduced) return reduced.error();
-    int64_t before = storages_.bytes();
-    storages_.add({*reduced});
-    track(before);
+    hold({*reduced});
     reduced_[k] = std::move(*reduced);
   }
   return ok_status();
 }
 
 void SpmdExecutor::release(NodeId v) {
-  int64_t before = storages_.bytes();
-  storages_.remove(values_[static_cast<size_t>(v)]);
-  track(before);
+  drop(values_[static_cast<size_t>(v)]);
   values_[static_cast<size_t>(v)].clear();
+}
+
+void SpmdExecutor::hold(const std::vector<at::Tensor>& values) {
+  int64_t before = storages_.bytes();
+  storages_.add(values);
+  track(before);
+}
+
+void SpmdExecutor::drop(const std::vector<at::Tensor>& values) {
+  int64_t before = storages_.bytes();
+  storages_.remove(values);
+  track(before);
 }
 
 void SpmdExecutor::track(int64_t bytes_before) {
@@ -244,12 +242,8 @@ Expected<SpmdStepResult> SpmdExecutor::finish() {
     }
   }
   // The reduced copies go to the optimizer; the step's accounting ends here.
-  int64_t before = storages_.bytes();
-  for (at::Tensor& t : reduced_) {
-    storages_.remove({t});
-    t = at::Tensor();
-  }
-  track(before);
+  drop(reduced_);
+  for (at::Tensor& t : reduced_) t = at::Tensor();
   return result;
 }
 

@@ -89,6 +89,10 @@ class SpmdExecutor {
   Expected<at::Tensor> input_value(NodeId v, int i);
   Status run_node(NodeId v, const FaultInjection& faults);
   void release(NodeId v);
+  // Counts values as held (their storages) or no longer held, in storages_
+  // and the tracer.
+  void hold(const std::vector<at::Tensor>& values);
+  void drop(const std::vector<at::Tensor>& values);
   // Applies a change of storages_ to the tracer's held bytes.
   void track(int64_t bytes_before);
   Expected<SpmdStepResult> finish();
