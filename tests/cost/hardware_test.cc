@@ -167,6 +167,17 @@ TEST(Hardware, AlgorithmErrorsNameTheEntry) {
   }
 }
 
+TEST(Hardware, GpuProfilesCarryFittedAlgorithmsAndStateTheirNodes) {
+  for (const char* name : {"a100", "b200", "h100", "h200"}) {
+    Expected<HardwareProfile> hw = load_hardware(name);
+    ASSERT_TRUE(hw.ok()) << hw.error().message;
+    EXPECT_EQ(hw->devices_per_node, 8) << name;
+    EXPECT_FALSE(hw->intra_node.algorithms.empty()) << name;
+    EXPECT_FALSE(hw->inter_node.algorithms.empty()) << name;
+  }
+  EXPECT_TRUE(load_hardware("cpu")->intra_node.algorithms.empty());  // calibrated: plain ring
+}
+
 TEST(Hardware, LoadsAProfileFromAFilePath) {
   std::string path = testing::TempDir() + "autopar_hardware_test.json";
   std::ofstream(path) << kMinimalProfile;
