@@ -24,7 +24,12 @@ constexpr std::string_view kTopLevelKeys[] = {
     "intra_node",          "memory_bandwidth_bytes_per_s",          "memory_bytes",
     "memory_efficiency",   "min_op_time_s",      "name",             "notes",
     "peak_flops",          "source"};
-constexpr std::string_view kLinkKeys[] = {"bandwidth_bytes_per_s", "latency_s"};
+constexpr std::string_view kLinkKeys[] = {"algorithms", "bandwidth_bytes_per_s", "latency_s"};
+constexpr std::string_view kAlgorithmKeys[] = {"algorithm", "bandwidth_bytes_per_s", "latency_s",
+                                               "protocol"};
+constexpr std::string_view kAlgorithmNames[] = {"ring", "tree", "nvls"};  // by CollAlgorithm
+constexpr std::string_view kProtocolNames[] = {"ll", "simple"};           // by CollProtocol
+static_assert(std::size(kAlgorithmNames) == kCollAlgorithmCount);
 
 template <size_t N>
 Status check_keys(const json& object, std::string_view where, const std::string_view (&known)[N]) {
@@ -57,6 +62,73 @@ Expected<double> get_number(const json& object, std::string_view where, const st
   return value;
 }
 
+// Index of object[key] in names, or an error listing the names.
+template <size_t N>
+Expected<size_t> get_name(const json& object, const std::string& where, const char* key,
+                          const std::string_view (&names)[N]) {
+  auto it = object.find(key);
+  if (it == object.end()) return make_error("hardware profile field '{}{}' is missing", where, key);
+  for (size_t i = 0; i < N; ++i) {
+    if (it->is_string() && it->get<std::string>() == names[i]) return i;
+  }
+  return make_error("hardware profile field '{}{}' must be one of {}, got {}", where, key,
+                    fmt::join(names, ", "), it->dump());
+}
+
+Expected<AlgorithmSpec> parse_algorithm(const json& entry, const std::string& where) {
+  if (!entry.is_object()) {
+    return make_error("hardware profile field '{}' must be an object, got {}", where, entry.dump());
+  }
+  std::string prefix = where + ".";
+  if (Status s = check_keys(entry, prefix, kAlgorithmKeys); !s) return s.error();
+  Expected<size_t> algorithm = get_name(entry, prefix, "algorithm", kAlgorithmNames);
+  if (!algorithm) return algorithm.error();
+  Expected<size_t> protocol = get_name(entry, prefix, "protocol", kProtocolNames);
+  if (!protocol) return protocol.error();
+  Expected<double> bandwidth = get_number(entry, prefix, "bandwidth_bytes_per_s", /*positive=*/true);
+  if (!bandwidth) return bandwidth.error();
+  Expected<double> latency = get_number(entry, prefix, "latency_s", /*positive=*/false);
+  if (!latency) return latency.error();
+  return AlgorithmSpec{static_cast<CollAlgorithm>(*algorithm), static_cast<CollProtocol>(*protocol),
+                       *latency, *bandwidth};
+}
+
+// A link's "algorithms": each (algorithm, protocol) once, a ring among them
+// (every collective can run as a ring), NVLS only inside a node.
+Status parse_algorithms(const json& link, const std::string& key, LinkSpec& out) {
+  auto it = link.find("algorithms");
+  if (it == link.end()) return ok_status();
+  std::string where = key + ".algorithms";
+  if (!it->is_array() || it->empty()) {
+    return make_error("hardware profile field '{}' must be a non-empty array, got {}", where,
+                      it->dump());
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    std::string at = fmt::format("{}[{}]", where, i);
+    Expected<AlgorithmSpec> spec = parse_algorithm((*it)[i], at);
+    if (!spec) return spec.error();
+    for (const AlgorithmSpec& seen : out.algorithms) {
+      if (seen.algorithm == spec->algorithm && seen.protocol == spec->protocol) {
+        return make_error("hardware profile field '{}' repeats {}/{}", at,
+                          coll_algorithm_name(spec->algorithm), coll_protocol_name(spec->protocol));
+      }
+    }
+    if (spec->algorithm == CollAlgorithm::kNvls && key != "intra_node") {
+      return make_error("hardware profile field '{}': nvls runs on NVLink switches, so only "
+                        "intra_node may list it", at);
+    }
+    out.algorithms.push_back(*spec);
+  }
+  bool has_ring = std::any_of(out.algorithms.begin(), out.algorithms.end(), [](const AlgorithmSpec& a) {
+    return a.algorithm == CollAlgorithm::kRing;
+  });
+  if (!has_ring) {
+    return make_error("hardware profile field '{}' needs a ring entry (all-gather, reduce-scatter "
+                      "and all-to-all run only as rings)", where);
+  }
+  return ok_status();
+}
+
 Expected<LinkSpec> parse_link(const json& root, const std::string& key) {
   std::string where = key + ".";
   auto it = root.find(key);
@@ -69,7 +141,9 @@ Expected<LinkSpec> parse_link(const json& root, const std::string& key) {
   if (!bandwidth) return bandwidth.error();
   Expected<double> latency = get_number(*it, where, "latency_s", /*positive=*/false);
   if (!latency) return latency.error();
-  return LinkSpec{*bandwidth, *latency};
+  LinkSpec link{*bandwidth, *latency};
+  if (Status s = parse_algorithms(*it, key, link); !s) return s.error();
+  return link;
 }
 
 Status parse_peaks(const json& root, HardwareProfile& profile) {
@@ -149,6 +223,9 @@ Expected<std::string> read_file(const std::string& path) {
 
 }  // namespace
 
+std::string_view coll_algorithm_name(CollAlgorithm a) { return kAlgorithmNames[static_cast<size_t>(a)]; }
+std::string_view coll_protocol_name(CollProtocol p) { return kProtocolNames[static_cast<size_t>(p)]; }
+
 Expected<HardwareProfile> parse_hardware_json(std::string_view text) {
   json root = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return make_error("hardware profile is not valid JSON");
@@ -179,7 +256,16 @@ std::string write_hardware_json(const HardwareProfile& p) {
     if (is_floating(dtype) || p.peak_flops[i] > 0) peaks[std::string(dtype_name(dtype))] = p.peak_flops[i];
   }
   auto link = [](const LinkSpec& l) {
-    return json{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s}, {"latency_s", l.latency_s}};
+    nlohmann::ordered_json out{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+                               {"latency_s", l.latency_s}};
+    for (const AlgorithmSpec& a : l.algorithms) {
+      out["algorithms"].push_back(nlohmann::ordered_json{
+          {"algorithm", coll_algorithm_name(a.algorithm)},
+          {"protocol", coll_protocol_name(a.protocol)},
+          {"latency_s", a.latency_s},
+          {"bandwidth_bytes_per_s", a.bandwidth_bytes_per_s}});
+    }
+    return out;
   };
   // ordered_json keeps the same key order as the files in profiles/.
   nlohmann::ordered_json out;

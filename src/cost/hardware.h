@@ -15,9 +15,31 @@ namespace autopar {
 
 enum class LinkClass : uint8_t { kIntraNode, kInterNode };
 
+// How NCCL runs a collective: the algorithm (the data path) and the protocol
+// (LL: low latency, low bandwidth; Simple: the full bandwidth after a longer
+// start). docs/collective-model.md has the formulas.
+enum class CollAlgorithm : uint8_t { kRing, kTree, kNvls };
+enum class CollProtocol : uint8_t { kLowLatency, kSimple };
+inline constexpr int kCollAlgorithmCount = 3;
+
+std::string_view coll_algorithm_name(CollAlgorithm a);  // "ring", "tree", "nvls"
+std::string_view coll_protocol_name(CollProtocol p);    // "ll", "simple"
+
+// One (algorithm, protocol) a link offers, fitted to published nccl-tests runs.
+struct AlgorithmSpec {
+  CollAlgorithm algorithm = CollAlgorithm::kRing;
+  CollProtocol protocol = CollProtocol::kSimple;
+  double latency_s = 0;              // per algorithm step (the step counts are in comm_cost.h)
+  double bandwidth_bytes_per_s = 0;  // nccl-tests busBw for ring and tree; algBw for nvls
+};
+
 struct LinkSpec {
   double bandwidth_bytes_per_s = 0;  // per device, one direction
   double latency_s = 0;              // per collective step (alpha)
+  // The algorithms collectives may use on this link. Empty: one ring with the
+  // two figures above (the plain alpha-beta model). On the inter-node link the
+  // bandwidths are per network interface, one per device.
+  std::vector<AlgorithmSpec> algorithms = {};
 };
 
 struct HardwareProfile {
@@ -28,7 +50,7 @@ struct HardwareProfile {
   double compute_efficiency = 1;                  // achieved / peak FLOP/s
   double memory_efficiency = 1;                   // achieved / peak bandwidth
   double min_op_time_s = 0;                       // per-op floor (launch overhead)
-  int64_t devices_per_node = 1;
+  int64_t devices_per_node = 1;  // devices sharing the intra-node link (an NVLink domain)
   LinkSpec intra_node;
   LinkSpec inter_node;
   std::string source;  // citation of the figures

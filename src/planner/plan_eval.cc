@@ -70,8 +70,8 @@ void add_sync_volumes(const Graph& graph, Plan& plan,
         ++vol.count;
         vol.buffer_bytes += bytes;
         vol.sent_bytes += collective_sent_bytes(Collective::kAllReduce, plan.mesh.size(m), bytes);
-        double t = collective_time(Collective::kAllReduce, plan.mesh.size(m), bytes,
-                                   plan.mesh.dims[static_cast<size_t>(m)].link);
+        double t = collective_time(Collective::kAllReduce,
+                                   plan.mesh.dims[static_cast<size_t>(m)].group, bytes);
         vol.time_s += t;
         plan.summary.comm_s += t;
       }

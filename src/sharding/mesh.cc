@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,17 @@ namespace {
 
 constexpr std::string_view kMeshForm =
     "sizes >= 1 joined by 'x', e.g. \"8\", \"2x4\", \"8x8x8\"";
+
+// Members of inter-node dim d in each node: devices are row-major, so d's
+// members are `stride` (the product of the inner sizes) devices apart, and a
+// node of devices_per_node holds devices_per_node / stride of them.
+int64_t members_per_node(const std::vector<int64_t>& shape, int d, int64_t devices_per_node) {
+  int64_t stride = 1;
+  for (size_t k = static_cast<size_t>(d) + 1; k < shape.size(); ++k) stride *= shape[k];
+  int64_t size = shape[static_cast<size_t>(d)];
+  if (stride >= devices_per_node) return 1;
+  return std::gcd(size, devices_per_node / stride);
+}
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
@@ -98,6 +110,11 @@ Expected<DeviceMesh> make_mesh(const std::vector<int64_t>& shape, const Hardware
     if (spec.size < 1) return make_error("mesh dim {} has size {}; sizes must be >= 1", d, spec.size);
     spec.link_class = d >= ndim - intra ? LinkClass::kIntraNode : LinkClass::kInterNode;
     spec.link = hw.link(spec.link_class);
+    int64_t per_node = spec.size;
+    if (spec.link_class == LinkClass::kInterNode) {
+      per_node = options.intra_node_dims ? 1 : members_per_node(shape, d, hw.devices_per_node);
+    }
+    spec.group = CollectiveGroup{spec.size, per_node, hw.intra_node, hw.inter_node};
     mesh.dims.push_back(std::move(spec));
   }
   return mesh;

@@ -7,6 +7,13 @@
 // innermost dims are the ones that stay inside a node. By default the innermost
 // dims are intra-node while the product of their sizes fits devices_per_node;
 // MeshOptions::intra_node_dims overrides that count.
+//
+// A dim's collective group (cost/comm_cost.h) says how its members sit on
+// nodes: an intra-node dim's group is one node; an inter-node dim whose members
+// are closer than devices_per_node apart (its inner dims use less than a node)
+// has several members in each node, e.g. on 8-device nodes the outer dim of
+// 4x4 has 2 members in each of 2 nodes. Under --intra-node-dims every
+// inter-node dim has one member per node.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cost/comm_cost.h"
 #include "cost/hardware.h"
 #include "ir/expected.h"
 
@@ -29,6 +37,7 @@ struct MeshDimSpec {
   int64_t size = 1;
   LinkClass link_class = LinkClass::kIntraNode;
   LinkSpec link;
+  CollectiveGroup group;  // what its collectives cost with
 };
 
 struct DeviceMesh {

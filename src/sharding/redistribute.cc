@@ -102,7 +102,7 @@ class Planner {
     if (c != Collective::kLocalSlice) {
       s.buffer_bytes = static_cast<double>(numel * dtype_size(meta_.dtype));
       s.sent_bytes = collective_sent_bytes(c, dim.size, s.buffer_bytes);
-      s.time_s = collective_time(c, dim.size, s.buffer_bytes, dim.link);
+      s.time_s = collective_time(c, dim.group, s.buffer_bytes);
     }
     steps_.push_back(std::move(s));
   }

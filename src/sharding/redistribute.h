@@ -9,7 +9,8 @@
 //   R    -> S(d), R -> P       local_slice      0 (no communication)
 //   S(d) -> P                  all_gather, then local
 //   P(x) -> P(y)               all_reduce, then local
-// Times and sent bytes come from cost/comm_cost.h (ring formulas).
+// Times come from cost/comm_cost.h (the fastest algorithm on the mesh dim's links);
+// sent bytes are the ring's traffic.
 //
 // Order with nested sharding (several mesh dims split one tensor dim, the
 // lower mesh dim outermost): gathers, reductions and all-to-alls run from the

@@ -134,7 +134,7 @@ void add_sync_times(const std::vector<const TensorMeta*>& inputs,
       if (!(ns.sync_mask(s) & (1u << m))) continue;
       for (double bytes : buffers) {
         ns.sync_s[static_cast<size_t>(s)] +=
-            collective_time(Collective::kAllReduce, mesh.size(m), bytes, mesh.dims[static_cast<size_t>(m)].link);
+            collective_time(Collective::kAllReduce, mesh.dims[static_cast<size_t>(m)].group, bytes);
       }
     }
   }

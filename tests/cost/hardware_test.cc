@@ -111,6 +111,73 @@ TEST(Hardware, ParseErrorsNameTheField) {
   }
 }
 
+constexpr const char* kIntraWithAlgorithms = R"("intra_node": {"bandwidth_bytes_per_s": 1e10, "latency_s": 1e-6,
+    "algorithms": [
+      {"algorithm": "ring", "protocol": "ll", "latency_s": 5e-7, "bandwidth_bytes_per_s": 4e9},
+      {"algorithm": "nvls", "protocol": "simple", "latency_s": 2e-5, "bandwidth_bytes_per_s": 8e9}]})";
+
+TEST(Hardware, LinksMayListTheirCollectiveAlgorithms) {
+  std::string text = minimal_with(R"("intra_node": {"bandwidth_bytes_per_s": 1e10, "latency_s": 1e-6})",
+                                  kIntraWithAlgorithms);
+  Expected<HardwareProfile> hw = parse_hardware_json(text);
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  ASSERT_EQ(hw->intra_node.algorithms.size(), 2u);
+  const AlgorithmSpec& nvls = hw->intra_node.algorithms[1];
+  EXPECT_EQ(nvls.algorithm, CollAlgorithm::kNvls);
+  EXPECT_EQ(nvls.protocol, CollProtocol::kSimple);
+  EXPECT_DOUBLE_EQ(nvls.latency_s, 2e-5);
+  EXPECT_DOUBLE_EQ(nvls.bandwidth_bytes_per_s, 8e9);
+  EXPECT_TRUE(hw->inter_node.algorithms.empty());  // the plain ring of the link's own figures
+  // Written and read back unchanged.
+  Expected<HardwareProfile> back = parse_hardware_json(write_hardware_json(*hw));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->intra_node.algorithms.size(), 2u);
+  EXPECT_EQ(back->intra_node.algorithms[0].protocol, CollProtocol::kLowLatency);
+  EXPECT_DOUBLE_EQ(back->intra_node.algorithms[0].bandwidth_bytes_per_s, 4e9);
+}
+
+TEST(Hardware, AlgorithmErrorsNameTheEntry) {
+  std::string base = minimal_with(R"("intra_node": {"bandwidth_bytes_per_s": 1e10, "latency_s": 1e-6})",
+                                  kIntraWithAlgorithms);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  struct Case {
+    std::string text, field;
+  };
+  const Case cases[] = {
+      {with(R"("algorithm": "nvls")", R"("algorithm": "mesh")"), "'intra_node.algorithms[1].algorithm' must be one of ring, tree, nvls"},
+      {with(R"("protocol": "ll")", R"("protocol": "ll128")"), "'intra_node.algorithms[0].protocol'"},
+      {with(R"("algorithm": "nvls", "protocol": "simple")", R"("algorithm": "ring", "protocol": "ll")"), "repeats ring/ll"},
+      {with(R"("algorithm": "ring")", R"("algorithm": "tree")"), "needs a ring entry"},
+      {with(R"("latency_s": 5e-7, )", ""), "'intra_node.algorithms[0].latency_s' is missing"},
+      {with(R"("bandwidth_bytes_per_s": 8e9)", R"("bandwidth_bytes_per_s": 0)"), "'intra_node.algorithms[1].bandwidth_bytes_per_s'"},
+      {with(R"("algorithms": [)", R"("algorithms": [{"algorithm": "ring", "speed": 1},)"), "'intra_node.algorithms[0].speed' is not known"},
+      {with(R"("inter_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 1e-5})",
+            R"("inter_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 1e-5, "algorithms": [{"algorithm": "nvls", "protocol": "simple", "latency_s": 0, "bandwidth_bytes_per_s": 1}]})"),
+       "only intra_node may list it"},
+  };
+  for (const Case& c : cases) {
+    Expected<HardwareProfile> hw = parse_hardware_json(c.text);
+    ASSERT_FALSE(hw.ok()) << c.field;
+    EXPECT_NE(hw.error().message.find(c.field), std::string::npos) << hw.error().message;
+  }
+}
+
+TEST(Hardware, GpuProfilesCarryFittedAlgorithmsAndStateTheirNodes) {
+  for (const char* name : {"a100", "b200", "h100", "h200"}) {
+    Expected<HardwareProfile> hw = load_hardware(name);
+    ASSERT_TRUE(hw.ok()) << hw.error().message;
+    EXPECT_EQ(hw->devices_per_node, 8) << name;
+    EXPECT_FALSE(hw->intra_node.algorithms.empty()) << name;
+    EXPECT_FALSE(hw->inter_node.algorithms.empty()) << name;
+  }
+  EXPECT_TRUE(load_hardware("cpu")->intra_node.algorithms.empty());  // calibrated: plain ring
+}
+
 TEST(Hardware, LoadsAProfileFromAFilePath) {
   std::string path = testing::TempDir() + "autopar_hardware_test.json";
   std::ofstream(path) << kMinimalProfile;

@@ -52,12 +52,29 @@ TEST(Mesh, InnermostDimsAreIntraNodeWhileTheyFitANode) {
   EXPECT_EQ(to_string(small), "d0=2(intra) d1=2(intra)");
 }
 
+TEST(Mesh, EachDimsGroupKnowsHowManyOfItsMembersShareANode) {
+  // 4 devices per node, row-major: in 4x2 the outer dim's members are 2 devices
+  // apart, so each node holds 2 of them and the group spans 2 nodes.
+  DeviceMesh mesh = *make_mesh({4, 2}, round_device());
+  EXPECT_EQ(mesh.dims[1].group.per_node, 2);  // intra-node: the whole group
+  EXPECT_FALSE(mesh.dims[1].group.crosses_nodes());
+  EXPECT_EQ(mesh.dims[0].group.per_node, 2);
+  EXPECT_TRUE(mesh.dims[0].group.crosses_nodes());
+  // 2x2x4: d1's members are 4 apart, d0's 8: one per node.
+  DeviceMesh deep = *make_mesh({2, 2, 4}, round_device());
+  EXPECT_EQ(deep.dims[2].group.per_node, 4);
+  EXPECT_EQ(deep.dims[1].group.per_node, 1);
+  EXPECT_EQ(deep.dims[0].group.per_node, 1);
+  EXPECT_DOUBLE_EQ(deep.dims[0].group.inter.bandwidth_bytes_per_s, 10e9);
+}
+
 TEST(Mesh, IntraNodeDimCountCanBeOverridden) {
   MeshOptions options;
   options.intra_node_dims = 0;
   options.names = {"dp", "tp"};
   DeviceMesh mesh = *make_mesh({2, 2}, round_device(), options);
   EXPECT_EQ(to_string(mesh), "dp=2(inter) tp=2(inter)");
+  EXPECT_EQ(mesh.dims[1].group.per_node, 1);  // overridden dims cross nodes one member per node
   options.names = {"dp"};
   EXPECT_FALSE(make_mesh({2, 2}, round_device(), options).ok());
 }
