@@ -104,6 +104,13 @@ std::optional<CollectiveChoice> fastest(Collective c, const CollectiveGroup& gro
   AlgorithmSpec plain_ring;
   std::optional<CollectiveChoice> best;
   const LinkSpec& link = group.crosses_nodes() ? group.inter : group.intra;
+  const RingFigures& measured = link.measured[static_cast<size_t>(c)];
+  if (measured.bandwidth_bytes_per_s > 0 && (!only || *only == CollAlgorithm::kRing)) {
+    // As calibration measured this collective through the runtime.
+    double time = static_cast<double>(collective_latency_steps(c, group.size)) * measured.latency_s +
+                  collective_sent_bytes(c, group.size, buffer_bytes) / measured.bandwidth_bytes_per_s;
+    return CollectiveChoice{CollAlgorithm::kRing, CollProtocol::kSimple, time};
+  }
   for (const AlgorithmSpec& a : algorithms_of(link, plain_ring)) {
     if (!may_use(c, a.algorithm, group) || (only && a.algorithm != *only)) continue;
     double time = algorithm_steps(a.algorithm, c, group.size) * a.latency_s +

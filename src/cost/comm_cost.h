@@ -22,7 +22,8 @@
 // network interfaces per node: bandwidth k * (per-interface bandwidth), at most
 // what the intra-node ring carries; all-to-all cannot spread over interfaces and
 // gets one. A link without algorithms is one ring at its bandwidth and latency:
-// the plain ring alpha-beta model.
+// the plain ring alpha-beta model. A collective the profile measured through
+// the runtime (LinkSpec::measured, from `autopar calibrate`) is that ring.
 #pragma once
 
 #include <cstdint>

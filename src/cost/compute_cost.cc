@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace autopar {
 namespace {
 
@@ -33,10 +35,49 @@ double peak_for(const HardwareProfile& hw, DType dtype) {
 
 }  // namespace
 
+std::string op_call_key(std::string_view op_name, const OpCall& call,
+                        std::span<const TensorMeta> outputs) {
+  std::string key(op_name);
+  key += '(';
+  for (int i = 0; i < call.num_inputs(); ++i) {
+    if (i > 0) key += ", ";
+    key += to_string(call.in(i));
+  }
+  key += ") -> ";
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (o > 0) key += ", ";
+    key += to_string(outputs[o]);
+  }
+  if (!call.attrs.items().empty()) {
+    key += " {";
+    for (size_t a = 0; a < call.attrs.items().size(); ++a) {
+      const Attr& attr = call.attrs.items()[a];
+      key += fmt::format("{}{}={}", a > 0 ? ", " : "", attr.name, attr_value_to_string(attr.value));
+    }
+    key += '}';
+  }
+  return key;
+}
+
+double update_time(Optimizer optimizer, DType dtype, double elements, const HardwareProfile& hw) {
+  const UpdateCost& measured = optimizer == Optimizer::kAdamW ? hw.adamw_update : hw.sgd_update;
+  if (measured.measured()) return measured.per_tensor_s + elements * measured.per_element_s;
+  // One fused pass: SGD reads the parameter and its gradient and writes the
+  // parameter; AdamW also reads and writes its two f32 moments.
+  double size = static_cast<double>(dtype_size(dtype));
+  double bytes = 3 * size + (optimizer == Optimizer::kAdamW ? 4 * 4.0 : 0.0);
+  double bandwidth = hw.memory_bandwidth_bytes_per_s * hw.memory_efficiency;
+  return std::max(hw.min_op_time_s, bandwidth > 0 ? elements * bytes / bandwidth : 0.0);
+}
+
 double compute_time(OpId op, const OpCall& call, std::span<const TensorMeta> outputs,
-                    const HardwareProfile& hw) {
+                    const HardwareProfile& hw, std::string_view op_name) {
   const OpDef& def = op_def(op);
   if (def.has(kStructural)) return 0;
+  if (!hw.op_times.empty()) {
+    auto it = hw.op_times.find(op_call_key(op_name.empty() ? def.name : op_name, call, outputs));
+    if (it != hw.op_times.end()) return it->second;
+  }
   double flops = def.flops(call, outputs);
   double bytes = def.bytes(call, outputs);
   if (flops == 0 && bytes == 0) return 0;  // a pure view: metadata only
@@ -53,7 +94,7 @@ double node_compute_time(const Graph& graph, NodeId id, const HardwareProfile& h
   inputs.reserve(node.inputs.size());
   for (NodeId input : node.inputs) inputs.push_back(&graph.node(input).outputs);
   OpCall call{inputs, node.attrs};
-  return compute_time(node.op, call, node.outputs, hw);
+  return compute_time(node.op, call, node.outputs, hw, node_op_name(node));
 }
 
 }  // namespace autopar

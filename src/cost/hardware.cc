@@ -23,8 +23,16 @@ constexpr std::string_view kTopLevelKeys[] = {
     "calibration",         "compute_efficiency", "devices_per_node", "inter_node",
     "intra_node",          "memory_bandwidth_bytes_per_s",          "memory_bytes",
     "memory_efficiency",   "min_op_time_s",      "name",             "notes",
-    "peak_flops",          "source"};
-constexpr std::string_view kLinkKeys[] = {"algorithms", "bandwidth_bytes_per_s", "latency_s"};
+    "op_times",            "optimizer_update",   "peak_flops",       "source"};
+constexpr std::string_view kLinkKeys[] = {"algorithms", "bandwidth_bytes_per_s", "collectives",
+                                          "latency_s"};
+// A link's "collectives", by comm_cost.h's Collective order.
+constexpr std::string_view kMeasuredCollectiveNames[] = {"all_gather", "reduce_scatter", "all_reduce",
+                                                         "all_to_all"};
+static_assert(std::size(kMeasuredCollectiveNames) == kMeasuredCollectiveCount);
+constexpr std::string_view kRingKeys[] = {"bandwidth_bytes_per_s", "latency_s"};
+constexpr std::string_view kOptimizerNames[] = {"adamw", "sgd"};
+constexpr std::string_view kUpdateKeys[] = {"per_element_s", "per_tensor_s"};
 constexpr std::string_view kAlgorithmKeys[] = {"algorithm", "bandwidth_bytes_per_s", "latency_s",
                                                "protocol"};
 constexpr std::string_view kAlgorithmNames[] = {"ring", "tree", "nvls"};  // by CollAlgorithm
@@ -129,6 +137,70 @@ Status parse_algorithms(const json& link, const std::string& key, LinkSpec& out)
   return ok_status();
 }
 
+Status require_object(const json& value, const std::string& where) {
+  if (value.is_object()) return ok_status();
+  return make_error("hardware profile field '{}' must be an object, got {}", where, value.dump());
+}
+
+// A link's "collectives": {"all_gather": {"latency_s", "bandwidth_bytes_per_s"}, ...}.
+Status parse_measured(const json& link, const std::string& key, LinkSpec& out) {
+  auto it = link.find("collectives");
+  if (it == link.end()) return ok_status();
+  std::string where = key + ".collectives";
+  if (Status s = require_object(*it, where); !s) return s;
+  if (Status s = check_keys(*it, where + ".", kMeasuredCollectiveNames); !s) return s;
+  for (size_t c = 0; c < std::size(kMeasuredCollectiveNames); ++c) {
+    auto entry = it->find(std::string(kMeasuredCollectiveNames[c]));
+    if (entry == it->end()) continue;
+    std::string at = fmt::format("{}.{}", where, kMeasuredCollectiveNames[c]);
+    if (Status s = require_object(*entry, at); !s) return s;
+    if (Status s = check_keys(*entry, at + ".", kRingKeys); !s) return s;
+    Expected<double> bandwidth = get_number(*entry, at + ".", "bandwidth_bytes_per_s", /*positive=*/true);
+    if (!bandwidth) return bandwidth.error();
+    Expected<double> latency = get_number(*entry, at + ".", "latency_s", /*positive=*/false);
+    if (!latency) return latency.error();
+    out.measured[c] = RingFigures{*latency, *bandwidth};
+  }
+  return ok_status();
+}
+
+// "op_times": {op_call_key: seconds}.
+Status parse_op_times(const json& root, HardwareProfile& p) {
+  auto it = root.find("op_times");
+  if (it == root.end()) return ok_status();
+  if (Status s = require_object(*it, "op_times"); !s) return s;
+  for (const auto& [key, value] : it->items()) {
+    if (!value.is_number() || value.get<double>() < 0) {
+      return make_error("hardware profile field 'op_times.{}' must be a non-negative number of seconds, got {}",
+                        key, value.dump());
+    }
+    p.op_times.emplace(key, value.get<double>());
+  }
+  return ok_status();
+}
+
+// "optimizer_update": {"adamw": {"per_tensor_s", "per_element_s"}, "sgd": {...}}.
+Status parse_updates(const json& root, HardwareProfile& p) {
+  auto it = root.find("optimizer_update");
+  if (it == root.end()) return ok_status();
+  if (Status s = require_object(*it, "optimizer_update"); !s) return s;
+  if (Status s = check_keys(*it, "optimizer_update.", kOptimizerNames); !s) return s;
+  UpdateCost* targets[] = {&p.adamw_update, &p.sgd_update};
+  for (size_t i = 0; i < std::size(kOptimizerNames); ++i) {
+    auto entry = it->find(std::string(kOptimizerNames[i]));
+    if (entry == it->end()) continue;
+    std::string at = fmt::format("optimizer_update.{}", kOptimizerNames[i]);
+    if (Status s = require_object(*entry, at); !s) return s;
+    if (Status s = check_keys(*entry, at + ".", kUpdateKeys); !s) return s;
+    Expected<double> tensor = get_number(*entry, at + ".", "per_tensor_s", /*positive=*/false, 0.0);
+    if (!tensor) return tensor.error();
+    Expected<double> element = get_number(*entry, at + ".", "per_element_s", /*positive=*/false, 0.0);
+    if (!element) return element.error();
+    *targets[i] = UpdateCost{*tensor, *element};
+  }
+  return ok_status();
+}
+
 Expected<LinkSpec> parse_link(const json& root, const std::string& key) {
   std::string where = key + ".";
   auto it = root.find(key);
@@ -143,6 +215,7 @@ Expected<LinkSpec> parse_link(const json& root, const std::string& key) {
   if (!latency) return latency.error();
   LinkSpec link{*bandwidth, *latency};
   if (Status s = parse_algorithms(*it, key, link); !s) return s.error();
+  if (Status s = parse_measured(*it, key, link); !s) return s.error();
   return link;
 }
 
@@ -246,6 +319,8 @@ Expected<HardwareProfile> parse_hardware_json(std::string_view text) {
   if (!inter) return inter.error();
   profile.intra_node = *intra;
   profile.inter_node = *inter;
+  if (Status s = parse_op_times(root, profile); !s) return s.error();
+  if (Status s = parse_updates(root, profile); !s) return s.error();
   return profile;
 }
 
@@ -265,7 +340,16 @@ std::string write_hardware_json(const HardwareProfile& p) {
           {"latency_s", a.latency_s},
           {"bandwidth_bytes_per_s", a.bandwidth_bytes_per_s}});
     }
+    for (size_t c = 0; c < l.measured.size(); ++c) {
+      if (l.measured[c].bandwidth_bytes_per_s <= 0) continue;
+      out["collectives"][std::string(kMeasuredCollectiveNames[c])] = nlohmann::ordered_json{
+          {"latency_s", l.measured[c].latency_s},
+          {"bandwidth_bytes_per_s", l.measured[c].bandwidth_bytes_per_s}};
+    }
     return out;
+  };
+  auto update = [](const UpdateCost& u) {
+    return nlohmann::ordered_json{{"per_tensor_s", u.per_tensor_s}, {"per_element_s", u.per_element_s}};
   };
   // ordered_json keeps the same key order as the files in profiles/.
   nlohmann::ordered_json out;
@@ -280,6 +364,14 @@ std::string write_hardware_json(const HardwareProfile& p) {
   out["devices_per_node"] = p.devices_per_node;
   out["intra_node"] = link(p.intra_node);
   out["inter_node"] = link(p.inter_node);
+  if (p.adamw_update.measured()) out["optimizer_update"]["adamw"] = update(p.adamw_update);
+  if (p.sgd_update.measured()) out["optimizer_update"]["sgd"] = update(p.sgd_update);
+  if (!p.op_times.empty()) {
+    // Sorted by key, so that the same measurements give the same file.
+    std::vector<std::pair<std::string, double>> times(p.op_times.begin(), p.op_times.end());
+    std::sort(times.begin(), times.end());
+    for (const auto& [key, seconds] : times) out["op_times"][key] = seconds;
+  }
   return out.dump(2) + "\n";
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -33,6 +34,14 @@ struct AlgorithmSpec {
   double bandwidth_bytes_per_s = 0;  // nccl-tests busBw for ring and tree; algBw for nvls
 };
 
+// A ring's two figures: latency per step and bandwidth on the bytes each
+// device sends (comm_cost.h). Bandwidth 0: not measured.
+struct RingFigures {
+  double latency_s = 0;
+  double bandwidth_bytes_per_s = 0;
+};
+inline constexpr int kMeasuredCollectiveCount = 4;  // all_gather, reduce_scatter, all_reduce, all_to_all
+
 struct LinkSpec {
   double bandwidth_bytes_per_s = 0;  // per device, one direction
   double latency_s = 0;              // per collective step (alpha)
@@ -40,6 +49,20 @@ struct LinkSpec {
   // two figures above (the plain alpha-beta model). On the inter-node link the
   // bandwidths are per network interface, one per device.
   std::vector<AlgorithmSpec> algorithms = {};
+  // Per collective, in comm_cost.h's Collective order: the ring `autopar
+  // calibrate` fitted to that collective as the runtime runs it (packing the
+  // blocks, the transfer, unpacking into a new tensor). A measured collective
+  // uses these figures instead of the algorithms above.
+  std::array<RingFigures, kMeasuredCollectiveCount> measured = {};
+};
+
+// One optimizer update of a parameter tensor with n local elements takes
+// per_tensor_s + n * per_element_s. Both 0: derived from the memory bandwidth
+// (compute_cost.h).
+struct UpdateCost {
+  double per_tensor_s = 0;
+  double per_element_s = 0;
+  bool measured() const { return per_tensor_s > 0 || per_element_s > 0; }
 };
 
 struct HardwareProfile {
@@ -54,6 +77,12 @@ struct HardwareProfile {
   LinkSpec intra_node;
   LinkSpec inter_node;
   std::string source;  // citation of the figures
+  // Measured by `autopar calibrate --model/--graph --mesh`: seconds of one op
+  // call as the runtime runs it (dispatch, output allocation, kernel), keyed by
+  // op_call_key (compute_cost.h). A call found here costs what was measured.
+  std::unordered_map<std::string, double> op_times;
+  UpdateCost adamw_update;  // the optimizer step (measured by `autopar calibrate`)
+  UpdateCost sgd_update;
 
   const LinkSpec& link(LinkClass cls) const {
     return cls == LinkClass::kIntraNode ? intra_node : inter_node;

@@ -180,6 +180,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
                                         plan.solver.shared_layers);
   Expected<StrategyGraph> sg = build_strategies(graph, *mesh, options.hardware, rep);
   if (!sg) return sg.error();
+  add_update_times(graph, *sg, options.hardware, options.optimizer);
   plan.strategies = std::move(*sg);
   Expected<std::vector<std::vector<StrategyIdx>>> allowed =
       resolve_pins(graph, plan.strategies, options.pins);

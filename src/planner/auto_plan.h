@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cost/compute_cost.h"
 #include "cost/hardware.h"
 #include "ir/graph.h"
 #include "memory/step_memory.h"
@@ -28,8 +29,6 @@
 #include "sharding/strategy.h"
 
 namespace autopar {
-
-enum class Optimizer : uint8_t { kSgd, kAdamW };
 
 // How the ILP is solved: whole, or by mesh-dim neighbourhoods (dim_sweep.h).
 // kAuto: whole on meshes of one or two dims, sweeps on three or more.
@@ -92,9 +91,10 @@ struct GenericOpUse {
 };
 
 struct PlanSummary {
-  double step_time_s = 0;  // compute + comm (no overlap assumed)
+  double step_time_s = 0;  // compute + comm + optimizer (no overlap assumed)
   double compute_s = 0;
   double comm_s = 0;
+  double optimizer_s = 0;  // every parameter's update on its local shard
   MemoryBreakdown memory;
   double memory_budget = 0;
   bool fits = true;

@@ -146,15 +146,18 @@ MemoryTimeline plan_memory(const Graph& graph, const Plan& plan) {
 
 void evaluate_plan(const Graph& graph, Plan& plan) {
   plan.summary.compute_s = 0;
+  plan.summary.optimizer_s = 0;
   for (NodeId v = 0; v < graph.size(); ++v) {
     const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
-    plan.summary.compute_s += ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
+    auto s = static_cast<size_t>(plan.choice[static_cast<size_t>(v)]);
+    plan.summary.compute_s += ns.compute_s[s];
+    if (!ns.update_s.empty()) plan.summary.optimizer_s += ns.update_s[s];
   }
   collect_redistributions(graph, plan);
   summarise_comm(graph, plan);
   summarise_generic_ops(graph, plan);
   summarise_memory(graph, plan);
-  plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s;
+  plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s + plan.summary.optimizer_s;
 }
 
 }  // namespace autopar

@@ -117,6 +117,7 @@ Json summary_json(const Plan& plan) {
   return {{"step_time_s", s.step_time_s},
           {"compute_s", s.compute_s},
           {"comm_s", s.comm_s},
+          {"optimizer_s", s.optimizer_s},
           {"peak_memory_bytes", s.memory.peak},
           {"memory", {{"peak_position", s.memory.peak_position}, {"params", s.memory.params},
                       {"optimizer", s.memory.optimizer}, {"inputs", s.memory.inputs},

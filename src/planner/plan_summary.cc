@@ -79,8 +79,8 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
     return out;
   }
   const PlanSummary& s = plan.summary;
-  out += fmt::format("  step time      {}  (compute {}, communication {})\n", ms(s.step_time_s),
-                     ms(s.compute_s), ms(s.comm_s));
+  out += fmt::format("  step time      {}  (compute {}, communication {}, optimizer {})\n",
+                     ms(s.step_time_s), ms(s.compute_s), ms(s.comm_s), ms(s.optimizer_s));
   out += fmt::format("  peak memory    {} per device of {} budget: {}\n", gib(s.memory.peak),
                      gib(s.memory_budget), s.fits ? "fits" : "DOES NOT FIT");
   out += fmt::format("    at node {}: params {}, optimizer {}, inputs {}, grads {}, activations {}, "

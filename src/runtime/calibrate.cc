@@ -10,15 +10,19 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <thread>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+
+#include "ir/json_io.h"
 
 namespace autopar {
 namespace {
 
-constexpr std::string_view kSamplePrefix = "AUTOPAR_SAMPLE ";
 constexpr double kKiB = 1024.0;
 
 // Single quotes for /bin/sh; a quote inside becomes '\''.
@@ -38,7 +42,7 @@ bool on_path(const std::string& program) {
 }
 
 Expected<CollectiveSample> parse_sample_line(const std::string& line) {
-  std::istringstream in(line.substr(kSamplePrefix.size()));
+  std::istringstream in(line.substr(kSampleLinePrefix.size()));
   std::string name;
   CollectiveSample sample;
   in >> name >> sample.group_size >> sample.buffer_bytes >> sample.seconds;
@@ -48,13 +52,42 @@ Expected<CollectiveSample> parse_sample_line(const std::string& line) {
   return sample;
 }
 
-std::string worker_command(const CalibrateOptions& options, int ranks) {
+// Ranks bound one per core, as `mpirun -np N` places a job of up to one rank
+// per core; more ranks than cores share them unbound.
+std::string worker_command(const CalibrateOptions& options, int ranks, const std::string& graph_file) {
   std::vector<std::string> sizes;
   for (double bytes : options.sizes_bytes) sizes.push_back(fmt::format("{:.0f}", bytes));
+  bool fits_cores = ranks <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string graph = graph_file.empty() ? ""
+                                         : fmt::format(" --graph {} --mesh {}", shell_quote(graph_file),
+                                                       fmt::join(options.mesh_shape, "x"));
   return fmt::format(
-      "mpirun --allow-run-as-root --oversubscribe --bind-to none -np {} -x OMP_NUM_THREADS=1 "
-      "-x OPENBLAS_NUM_THREADS=1 {} calibrate --mpi-worker --sizes {}{}",
-      ranks, shell_quote(options.self_path), fmt::join(sizes, ","), options.quick ? " --quick" : "");
+      "mpirun --allow-run-as-root --oversubscribe{} -np {} -x OMP_NUM_THREADS=1 "
+      "-x OPENBLAS_NUM_THREADS=1 {} calibrate --mpi-worker --sizes {}{}{}",
+      fits_cores ? "" : " --bind-to none", ranks, shell_quote(options.self_path), fmt::join(sizes, ","),
+      options.quick ? " --quick" : "", graph);
+}
+
+Status parse_update_line(const std::string& line, WorkerResult& result) {
+  std::istringstream in(line.substr(kUpdateLinePrefix.size()));
+  std::string name;
+  UpdateCost u;
+  in >> name >> u.per_tensor_s >> u.per_element_s;
+  if (!in || (name != "adamw" && name != "sgd")) return make_error("cannot parse MPI worker line '{}'", line);
+  (name == "adamw" ? result.adamw_update : result.sgd_update) = u;
+  return ok_status();
+}
+
+Status parse_op_line(const std::string& line, WorkerResult& result) {
+  std::string rest = line.substr(kOpLinePrefix.size());
+  size_t space = rest.find(' ');
+  char* end = nullptr;
+  double seconds = std::strtod(rest.c_str(), &end);
+  if (space == std::string::npos || end != rest.c_str() + space || !(seconds >= 0)) {
+    return make_error("cannot parse MPI worker line '{}'", line);
+  }
+  result.op_times[rest.substr(space + 1)] = seconds;
+  return ok_status();
 }
 
 Expected<LinkSpec> crude_link(const std::vector<CollectiveSample>& samples) {
@@ -137,6 +170,12 @@ HardwareProfile make_profile(const ComputeFigures& compute, const std::vector<Li
     // The largest job measured: every rank of it ran on this machine.
     p.devices_per_node = fits.back().ranks;
     p.intra_node = fits.back().all;
+    for (const auto& [name, link] : fits.back().per_collective) {
+      std::optional<Collective> c = parse_collective(name);
+      if (c && static_cast<int>(*c) < kMeasuredCollectiveCount) {
+        p.intra_node.measured[static_cast<size_t>(*c)] = RingFigures{link.latency_s, link.bandwidth_bytes_per_s};
+      }
+    }
   }
   // One machine has no network to measure; a mesh larger than the node uses
   // the same shared-memory link, which is what extra local ranks would get.
@@ -198,47 +237,117 @@ Expected<double> parse_byte_size(std::string_view text) {
   return value * scale;
 }
 
-Expected<std::vector<CollectiveSample>> run_collective_job(const CalibrateOptions& options, int ranks) {
-  std::string command = worker_command(options, ranks);
+Expected<WorkerResult> run_worker_job(const CalibrateOptions& options, int ranks, const std::string& graph_file) {
+  std::string command = worker_command(options, ranks, graph_file);
   fmt::print(stderr, "calibrate: {}\n", command);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return make_error("cannot start '{}'", command);
-  std::vector<CollectiveSample> samples;
+  WorkerResult result;
   std::string bad_line;
-  char buffer[512];
+  std::string line;
+  char buffer[4096];
   while (std::fgets(buffer, sizeof(buffer), pipe)) {
-    std::string line(buffer);
+    line += buffer;
+    if (line.empty() || line.back() != '\n') continue;  // a long line comes in pieces
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    if (line.rfind(kSamplePrefix, 0) != 0) continue;  // mpirun chatter
-    Expected<CollectiveSample> sample = parse_sample_line(line);
-    if (sample) samples.push_back(*sample);
-    else bad_line = sample.error().message;
+    Status parsed = ok_status();
+    if (line.rfind(kSampleLinePrefix, 0) == 0) {
+      Expected<CollectiveSample> sample = parse_sample_line(line);
+      if (sample) result.samples.push_back(*sample);
+      else parsed = sample.error();
+    } else if (line.rfind(kUpdateLinePrefix, 0) == 0) {
+      parsed = parse_update_line(line, result);
+    } else if (line.rfind(kOpLinePrefix, 0) == 0) {
+      parsed = parse_op_line(line, result);
+    }  // anything else is mpirun chatter
+    if (!parsed) bad_line = parsed.error().message;
+    line.clear();
   }
   int status = pclose(pipe);
   if (status != 0) return make_error("MPI worker job with {} ranks failed (status {}): {}", ranks, status, command);
   if (!bad_line.empty()) return make_error("{}", bad_line);
-  if (samples.empty()) return make_error("MPI worker job with {} ranks printed no samples: {}", ranks, command);
-  return samples;
+  if (result.samples.empty()) return make_error("MPI worker job with {} ranks printed no samples: {}", ranks, command);
+  return result;
 }
+
+namespace {
+
+// The graph for the worker job, as a file it reads; removed with the object.
+class TempGraphFile {
+ public:
+  static Expected<TempGraphFile> write(const Graph& graph) {
+    char path[] = "/tmp/autopar-calibrate-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    if (fd < 0) return make_error("cannot create a temporary file for the graph in /tmp");
+    std::string text = write_graph_json(graph);
+    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    TempGraphFile file(path);
+    if (!ok) return make_error("cannot write the graph to {}", path);
+    return file;
+  }
+  TempGraphFile(TempGraphFile&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TempGraphFile& operator=(TempGraphFile&&) = delete;
+  ~TempGraphFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempGraphFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace
 
 Expected<std::string> calibrate(const CalibrateOptions& given) {
   CalibrateOptions options = given;
   if (options.sizes_bytes.empty()) options.sizes_bytes = default_calibration_sizes(options.quick);
-  if (options.ranks.empty()) options.ranks = default_calibration_ranks(options.quick);
+  int64_t mesh_devices = 1;
+  for (int64_t d : options.mesh_shape) mesh_devices *= d;
+  if (options.ranks.empty()) {
+    options.ranks = mesh_devices > 1 ? std::vector<int>{static_cast<int>(mesh_devices)}
+                                     : default_calibration_ranks(options.quick);
+  }
   std::sort(options.ranks.begin(), options.ranks.end());
   for (int r : options.ranks) {
     if (r < 2) return make_error("--ranks {}: collectives need at least 2 ranks", r);
+  }
+  if (options.graph && !options.compute_only &&
+      std::find(options.ranks.begin(), options.ranks.end(), mesh_devices) == options.ranks.end()) {
+    return make_error("the op calls of mesh {} run on its {} ranks: {}",
+                      fmt::join(options.mesh_shape, "x"), mesh_devices,
+                      mesh_devices < 2 ? "give a mesh of at least 2 devices"
+                                       : fmt::format("add {} to --ranks", mesh_devices));
   }
   if (!options.compute_only && !on_path("mpirun")) {
     return make_error("mpirun is not on PATH: install openmpi-bin, or pass --compute-only to keep the "
                       "built-in cpu link figures");
   }
+  if (options.graph && options.compute_only) {
+    return make_error("measuring a graph's op calls runs them on the mesh's ranks under mpirun: drop --compute-only");
+  }
+  std::optional<TempGraphFile> graph_file;
+  if (options.graph) {
+    Expected<TempGraphFile> written = TempGraphFile::write(*options.graph);
+    if (!written) return written.error();
+    graph_file.emplace(std::move(*written));
+  }
   ComputeFigures compute = measure_compute(options.quick);
   std::vector<LinkFit> fits;
   std::vector<CollectiveSample> all_samples;
+  UpdateCost adamw, sgd;  // from the last job (the largest), or measured here without MPI
+  std::unordered_map<std::string, double> op_times;
+  if (options.compute_only) {
+    adamw = fit_update(Optimizer::kAdamW, options.quick);
+    sgd = fit_update(Optimizer::kSgd, options.quick);
+  }
   for (int ranks : options.compute_only ? std::vector<int>{} : options.ranks) {
-    Expected<std::vector<CollectiveSample>> samples = run_collective_job(options, ranks);
-    if (!samples) return samples.error();
+    // The op calls run in the job of the mesh's size (the last one when no mesh is given).
+    bool ops_here = graph_file && (ranks == mesh_devices);
+    Expected<WorkerResult> job = run_worker_job(options, ranks, ops_here ? graph_file->path() : std::string());
+    if (!job) return job.error();
+    const std::vector<CollectiveSample>* samples = &job->samples;
     Expected<LinkFit> fit = fit_rank_count(ranks, *samples);
     if (!fit) return fit.error();
     fmt::print(stderr, "calibrate: {} ranks: alpha {:.2f} us, bandwidth {:.3f} GB/s (all collectives)\n", ranks,
@@ -249,15 +358,25 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     }
     fits.push_back(*fit);
     all_samples.insert(all_samples.end(), samples->begin(), samples->end());
+    adamw = job->adamw_update;
+    sgd = job->sgd_update;
+    if (ops_here) op_times = std::move(job->op_times);
   }
   Expected<HardwareProfile> fallback = load_hardware("cpu");
   if (!fallback) return fallback.error();
   HardwareProfile profile = make_profile(compute, fits, *fallback);
+  profile.adamw_update = adamw;
+  profile.sgd_update = sgd;
+  profile.op_times = std::move(op_times);
   nlohmann::ordered_json out = nlohmann::ordered_json::parse(write_hardware_json(profile));
   out["notes"] = "Measured by autopar calibrate. Figures are achieved rates (efficiencies 1). A device is one "
                  "MPI rank with one BLAS thread; with more ranks than cores each gets a share of a core. "
                  "inter_node repeats the intra-node fit: one machine has no network to measure.";
   out["calibration"] = calibration_json(compute, fits, all_samples);
+  if (options.graph) {
+    out["calibration"]["op_times_for"] =
+        fmt::format("{} on mesh {}", options.graph->name, fmt::join(options.mesh_shape, "x"));
+  }
   return out.dump(2) + "\n";
 }
 

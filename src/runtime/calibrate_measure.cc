@@ -1,5 +1,5 @@
-// The measurements of calibration: libtorch compute on one thread, and the
-// collective timings each MPI rank runs (see calibrate.h).
+// The in-process measurements of calibration: libtorch compute on one thread
+// and the optimizer's update (see calibrate.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,9 +13,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "cost/comm_cost.h"
 #include "runtime/calibrate.h"
-#include "runtime/mpi_comm.h"
+#include "runtime/optimizer.h"
+#include "runtime/process_memory.h"
 
 namespace autopar {
 namespace {
@@ -75,9 +75,37 @@ void set_threads(int threads) {
   }
 }
 
+// Seconds per parameter tensor of `elements` f32 elements: the runtime's
+// optimizer stepping `count` such tensors.
+double update_seconds(Optimizer kind, int64_t elements, int count, double budget_s) {
+  std::vector<at::Tensor> params, grads;
+  for (int i = 0; i < count; ++i) {
+    params.push_back(at::randn({elements}));
+    grads.push_back(at::randn({elements}));
+  }
+  OptimizerConfig config;
+  config.kind = kind;
+  OptimizerState state(config);
+  state.allocate(params);
+  return time_per_call([&] { state.step(params, grads); }, budget_s, /*min_calls=*/3) / count;
+}
+
 }  // namespace
 
+// t(n) = per_tensor + n * per_element through many small parameters and a few
+// large ones, whose state (256 MiB) is far larger than any cache, as a model's is.
+UpdateCost fit_update(Optimizer kind, bool quick) {
+  const int64_t small = 1024, large = quick ? (256 << 10) : (4 << 20);
+  double budget_s = quick ? 0.02 : 0.3;
+  double t_small = update_seconds(kind, small, 64, budget_s);
+  double t_large = update_seconds(kind, large, 4, budget_s);
+  double per_element = std::max(0.0, (t_large - t_small) / static_cast<double>(large - small));
+  double per_tensor = std::max(0.0, t_small - per_element * static_cast<double>(small));
+  return UpdateCost{per_tensor, per_element};
+}
+
 ComputeFigures measure_compute(bool quick) {
+  keep_freed_memory();  // as every runtime process does
   ComputeFigures figures;
   double budget = quick ? 0.05 : 0.5;
   int64_t n = quick ? 256 : 1024;
@@ -109,89 +137,6 @@ ComputeFigures measure_compute(bool quick) {
   fmt::print(stderr, "calibrate: smallest op: {:.2f} us\n", figures.min_op_time_s * 1e6);
   figures.memory_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   return figures;
-}
-
-namespace {
-
-// Buffers for one collective whose full per-device buffer is `total` f32s.
-struct CollectiveBuffers {
-  std::vector<float> send;
-  std::vector<float> recv;
-  int64_t block = 0;  // elements per rank
-};
-
-Status run_once(const Communicator& comm, Collective c, CollectiveBuffers& b) {
-  switch (c) {
-    case Collective::kAllGather:
-      return comm.all_gather(b.send.data(), b.recv.data(), b.block, DType::f32);
-    case Collective::kReduceScatter:
-      return comm.reduce_scatter_sum(b.send.data(), b.recv.data(), b.block, DType::f32);
-    case Collective::kAllReduce:
-      return comm.all_reduce_sum(b.send.data(), static_cast<int64_t>(b.send.size()), DType::f32);
-    case Collective::kAllToAll:
-      return comm.all_to_all(b.send.data(), b.recv.data(), b.block, DType::f32);
-    case Collective::kLocalSlice:
-      break;
-  }
-  return ok_status();
-}
-
-// Seconds per collective, the slowest rank's. Every rank takes the same
-// branches because the repetition count comes from a max over ranks.
-Expected<double> time_collective(const Communicator& comm, Collective c, CollectiveBuffers& b,
-                                 double budget_s) {
-  if (Status s = run_once(comm, c, b); !s) return s.error();  // warm-up
-  if (Status s = comm.barrier(); !s) return s.error();
-  Clock::time_point start = Clock::now();
-  if (Status s = run_once(comm, c, b); !s) return s.error();
-  Expected<double> first = comm.max_over_ranks(seconds_since(start));
-  if (!first) return first.error();
-  int reps = static_cast<int>(std::clamp(budget_s / std::max(*first, 1e-9), 1.0, 50.0));
-  if (Status s = comm.barrier(); !s) return s.error();
-  start = Clock::now();
-  for (int i = 0; i < reps; ++i) {
-    if (Status s = run_once(comm, c, b); !s) return s.error();
-  }
-  Expected<double> total = comm.max_over_ranks(seconds_since(start));
-  if (!total) return total.error();
-  return *total / reps;
-}
-
-constexpr Collective kMeasured[] = {Collective::kAllGather, Collective::kReduceScatter,
-                                    Collective::kAllReduce, Collective::kAllToAll};
-
-Status measure_all(const Communicator& comm, const std::vector<double>& sizes_bytes, bool quick) {
-  int64_t n = comm.size();
-  for (Collective c : kMeasured) {
-    for (double bytes : sizes_bytes) {
-      int64_t total = std::max<int64_t>(n, static_cast<int64_t>(bytes / 4.0 / static_cast<double>(n)) * n);
-      CollectiveBuffers b{std::vector<float>(static_cast<size_t>(total), 1.0f),
-                          std::vector<float>(static_cast<size_t>(total), 0.0f), total / n};
-      Expected<double> seconds = time_collective(comm, c, b, quick ? 0.01 : 0.05);
-      if (!seconds) return seconds.error();
-      if (comm.rank() == 0) {
-        std::printf("AUTOPAR_SAMPLE %s %lld %lld %.9g\n", std::string(collective_name(c)).c_str(),
-                    static_cast<long long>(n), static_cast<long long>(total * 4), *seconds);
-        std::fflush(stdout);
-      }
-    }
-    if (comm.rank() == 0) fmt::print(stderr, "calibrate: {} ranks: {} done\n", n, collective_name(c));
-  }
-  return ok_status();
-}
-
-}  // namespace
-
-int run_mpi_worker(const std::vector<double>& sizes_bytes, bool quick, int* argc, char*** argv) {
-  Expected<MpiSession> session = MpiSession::init(argc, argv);
-  if (!session) {
-    fmt::print(stderr, "autopar: error: {}\n", session.error().message);
-    return 1;
-  }
-  Communicator world = Communicator::world();
-  Status measured = measure_all(world, sizes_bytes, quick);
-  if (!measured) world.abort(measured.error().message);
-  return 0;
 }
 
 }  // namespace autopar

@@ -1,5 +1,6 @@
 // MPI C API calls behind Communicator (see mpi_comm.h).
 #include "runtime/mpi_comm.h"
+#include "runtime/process_memory.h"
 
 #include <climits>
 #include <cstdlib>
@@ -55,6 +56,7 @@ Expected<int> mpi_count(int64_t count, DType dtype, std::string_view what) {
 }  // namespace
 
 Expected<MpiSession> MpiSession::init(int* argc, char*** argv) {
+  keep_freed_memory();  // every rank, before its first tensor
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return MpiSession(/*owns=*/false);

@@ -124,6 +124,7 @@ Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const
   plan.hardware = hw.name;
   plan.optimizer = parse_optimizer(j->value("optimizer", "adamw")).value_or(Optimizer::kAdamW);
   plan.strategies = std::move(*sg);
+  add_update_times(graph, plan.strategies, hw, plan.optimizer);
   plan.choice.assign(static_cast<size_t>(graph.size()), -1);
   for (const Json& n : nodes) {
     std::string name = n.value("name", "");

@@ -14,6 +14,7 @@ struct StepContext {
   Tracer* tracer = nullptr;
   const RedistStep& step;
   const std::string& tensor;
+  mutable double bytes = 0;  // B of the collective the step ran (comm_cost.h)
 };
 
 // The dtypes the communicator moves (complex goes as its real view); it
@@ -31,16 +32,13 @@ Expected<DType> wire_dtype(const at::Tensor& x) {
   }
 }
 
-// Times one blocking collective and tallies its B bytes.
+// Notes a blocking collective's B bytes for the step's trace event, which
+// spans the whole step: packing the blocks, the transfer and unpacking (what
+// the cost model's collective time stands for on this runtime).
 template <typename F>
-Status timed(const StepContext& ctx, double bytes, F&& call) {
-  double start = ctx.tracer ? ctx.tracer->now_us() : 0;
-  Status s = call();
-  if (ctx.tracer) {
-    ctx.tracer->collective(ctx.step.collective, ctx.step.mesh_dim, bytes, ctx.tensor, start,
-                           ctx.tracer->now_us());
-  }
-  return s;
+Status tallied(const StepContext& ctx, double bytes, F&& call) {
+  ctx.bytes = bytes;
+  return call();
 }
 
 // A shard step splits a local dim evenly or refuses: at::chunk would quietly
@@ -66,7 +64,7 @@ Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext&
   std::vector<int64_t> sizes{ctx.group};
   for (int64_t s : send.sizes()) sizes.push_back(s);
   at::Tensor recv = at::empty(sizes, send.options());
-  Status s = timed(ctx, static_cast<double>(recv.nbytes()), [&] {
+  Status s = tallied(ctx, static_cast<double>(recv.nbytes()), [&] {
     return ctx.comm.all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), *dt);
   });
   if (!s) return s.error();
@@ -77,7 +75,7 @@ Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
   at::Tensor buf = x.contiguous().clone();
   Expected<DType> dt = wire_dtype(buf);
   if (!dt) return dt.error();
-  Status s = timed(ctx, static_cast<double>(buf.nbytes()), [&] {
+  Status s = tallied(ctx, static_cast<double>(buf.nbytes()), [&] {
     return ctx.comm.all_reduce_sum(buf.data_ptr(), buf.numel(), *dt);
   });
   if (!s) return s.error();
@@ -91,7 +89,7 @@ Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepCont
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty(send.sizes().slice(1), send.options());
-  Status s = timed(ctx, static_cast<double>(send.nbytes()), [&] {
+  Status s = tallied(ctx, static_cast<double>(send.nbytes()), [&] {
     return ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
   });
   if (!s) return s.error();
@@ -106,7 +104,7 @@ Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty_like(send);
-  Status s = timed(ctx, static_cast<double>(send.nbytes()), [&] {
+  Status s = tallied(ctx, static_cast<double>(send.nbytes()), [&] {
     return ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
   });
   if (!s) return s.error();
@@ -139,7 +137,7 @@ Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement
                     to_string(want), ctx.step.mesh_dim);
 }
 
-Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
+Expected<at::Tensor> run_step_untimed(const at::Tensor& x, const StepContext& ctx) {
   const RedistStep& step = ctx.step;
   Expected<at::Tensor> y = x;
   Placement have = step.from;
@@ -177,6 +175,17 @@ Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
     }
   }
   return local_change(*y, have, step.to, ctx);
+}
+
+// One step, traced as one collective event when it communicates.
+Expected<at::Tensor> run_step(const at::Tensor& x, const StepContext& ctx) {
+  double start = ctx.tracer ? ctx.tracer->now_us() : 0;
+  Expected<at::Tensor> y = run_step_untimed(x, ctx);
+  if (ctx.tracer && ctx.bytes > 0) {
+    ctx.tracer->collective(ctx.step.collective, ctx.step.mesh_dim, ctx.bytes, ctx.tensor, start,
+                           ctx.tracer->now_us());
+  }
+  return y;
 }
 
 }  // namespace
@@ -220,7 +229,9 @@ Status all_reduce_in_place(at::Tensor& t, const SpmdMesh& mesh, MeshDim m, Trace
   step.collective = Collective::kAllReduce;
   step.mesh_dim = m;
   StepContext ctx{mesh.dim(m), mesh.mesh().size(m), mesh.coordinate(m), tracer, step, tensor};
+  double start = tracer ? tracer->now_us() : 0;
   Expected<at::Tensor> sum = all_reduce(t, ctx);
+  if (tracer) tracer->collective(step.collective, m, ctx.bytes, tensor, start, tracer->now_us());
   if (!sum) return sum.error();
   t = std::move(*sum);
   return ok_status();

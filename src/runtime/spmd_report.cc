@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -67,8 +68,48 @@ void print_comm(const std::map<std::pair<Collective, MeshDim>, CommRow>& rows) {
   }
 }
 
-// Per aten op: rank 0's measured kernel time per step against the plan's
-// compute (its chosen strategies' costs), largest measured first.
+// The class of an op for the per-class table: by its traits (attention is a
+// matmul), "generic" for ops outside the table, "optimizer" for its step.
+std::string_view op_class(std::string_view op) {
+  if (op == kOptimizerStepOp) return "optimizer";
+  std::optional<OpId> id = find_op(op);
+  if (!id) return "generic";
+  const OpDef& def = op_def(*id);
+  if (def.has(kMatmul)) return "matmul";
+  if (def.has(kView)) return "view";
+  if (def.has(kReduction)) return "reduction";
+  if (def.has(kPointwise)) return "pointwise";
+  return "other";
+}
+
+void print_rows(const std::vector<std::pair<std::string, std::pair<double, double>>>& rows, size_t shown) {
+  std::pair<double, double> rest{0, 0};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [op, t] = rows[i];
+    if (i >= shown) {
+      rest.first += t.first, rest.second += t.second;
+      continue;
+    }
+    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", op, t.first * 1e3, t.second * 1e3);
+  }
+  if (rows.size() > shown) {
+    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", fmt::format("{} other ops", rows.size() - shown),
+               rest.first * 1e3, rest.second * 1e3);
+  }
+}
+
+using TimeRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
+
+TimeRows largest_first(const std::map<std::string, std::pair<double, double>>& by_name) {
+  TimeRows rows(by_name.begin(), by_name.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  return rows;
+}
+
+// Per aten op and per op class: rank 0's measured kernel time per step
+// against the plan's compute (its chosen strategies' costs), largest measured
+// first. The optimizer's step is one row.
 void print_compute(const Graph& graph, const Plan& plan, const Tracer& tracer, int64_t steps) {
   std::map<std::string, std::pair<double, double>> ops;  // op -> (measured, plan) per step
   for (NodeId v = 0; v < graph.size(); ++v) {
@@ -77,25 +118,17 @@ void print_compute(const Graph& graph, const Plan& plan, const Tracer& tracer, i
     ops[std::string(node_op_name(graph.node(v)))].second +=
         ns.compute_s[static_cast<size_t>(plan.choice[static_cast<size_t>(v)])];
   }
+  ops[std::string(kOptimizerStepOp)].second += plan.summary.optimizer_s;
   for (const auto& [op, t] : tracer.compute_by_op()) ops[op].first += t / static_cast<double>(steps);
-  std::vector<std::pair<std::string, std::pair<double, double>>> rows(ops.begin(), ops.end());
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  constexpr size_t kShown = 10;
+  std::map<std::string, std::pair<double, double>> classes;
+  for (const auto& [op, t] : ops) {
+    auto& c = classes[std::string(op_class(op))];
+    c.first += t.first, c.second += t.second;
+  }
   fmt::print("compute per step by op (rank 0): measured | plan\n");
-  std::pair<double, double> rest{0, 0};
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& [op, t] = rows[i];
-    if (i >= kShown) {
-      rest.first += t.first, rest.second += t.second;
-      continue;
-    }
-    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", op, t.first * 1e3, t.second * 1e3);
-  }
-  if (rows.size() > kShown) {
-    fmt::print("  {:<64} {:9.3f} ms | {:9.3f} ms\n", fmt::format("{} other ops", rows.size() - kShown),
-               rest.first * 1e3, rest.second * 1e3);
-  }
+  print_rows(largest_first(ops), /*shown=*/10);
+  fmt::print("compute per step by op class (rank 0): measured | plan\n");
+  print_rows(largest_first(classes), classes.size());
 }
 
 }  // namespace
@@ -135,9 +168,10 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
   std::sort(steady.begin(), steady.end());
   double median = steady.empty() ? 0 : steady[steady.size() / 2];
   fmt::print("measured step time {:.3f} ms (median over {} step(s), slowest rank), plan predicts "
-             "{:.3f} ms (compute {:.3f} + comm {:.3f}, {} profile)\n",
+             "{:.3f} ms (compute {:.3f} + comm {:.3f} + optimizer {:.3f}, {} profile)\n",
              median * 1e3, steady.size(), plan.summary.step_time_s * 1e3,
-             plan.summary.compute_s * 1e3, plan.summary.comm_s * 1e3, plan.hardware);
+             plan.summary.compute_s * 1e3, plan.summary.comm_s * 1e3, plan.summary.optimizer_s * 1e3,
+             plan.hardware);
   std::string per_rank;
   for (size_t r = 0; r < peaks.size(); ++r) per_rank += fmt::format("{}{:.3f}", r ? " " : "", mib(peaks[r]));
   double largest = *std::max_element(peaks.begin(), peaks.end());

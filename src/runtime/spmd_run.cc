@@ -336,7 +336,9 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
       if (!ok) return ok.error();
       result.check_ok = result.check_ok && *ok;
     }
+    double update_start = tracer.now_us();
     optimizer.step(exec.params(), step->grads);
+    tracer.compute("optimizer", kOptimizerStepOp, update_start, tracer.now_us());
     tracer.step(k, start, tracer.now_us());
     tracer.set_counting(false);
     Expected<at::Tensor> loss =

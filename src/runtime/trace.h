@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct CollectiveTally {
   double bytes = 0;
   double time_s = 0;
 };
+
+// The op name under which the optimizer's step is traced and tabled.
+inline constexpr std::string_view kOptimizerStepOp = "optimizer step";
 
 class Tracer {
  public:

@@ -109,6 +109,7 @@ void add_compute_times(const Node& node, const std::vector<const TensorMeta*>& i
   for (const auto& v : local_in) in_ptrs.push_back(&v);
   std::vector<TensorMeta> local_out(node.outputs);
   OpCall call{in_ptrs, node.attrs};
+  std::string_view op_name = node_op_name(node);
   for (StrategyIdx s = 0; s < ns.size(); ++s) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       local_in[i][0].dtype = inputs[i]->dtype;
@@ -118,7 +119,7 @@ void add_compute_times(const Node& node, const std::vector<const TensorMeta*>& i
       local_shape_into(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), mesh,
                        local_out[o].shape);
     }
-    ns.compute_s[static_cast<size_t>(s)] = compute_time(node.op, call, local_out, hw);
+    ns.compute_s[static_cast<size_t>(s)] = compute_time(node.op, call, local_out, hw, op_name);
   }
 }
 
@@ -188,6 +189,22 @@ Status check_op_rules(const Graph& graph) {
   if (missing.empty()) return ok_status();
   return make_error("graph {} uses ops without a sharding rule: {}", graph.name,
                     fmt::join(missing, ", "));
+}
+
+void add_update_times(const Graph& graph, StrategyGraph& sg, const HardwareProfile& hw,
+                      Optimizer optimizer) {
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    if (!node.is_placeholder() || node.kind != PlaceholderKind::kParam) continue;
+    NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
+    ns.update_s.assign(static_cast<size_t>(ns.size()), 0.0);
+    for (StrategyIdx s = 0; s < ns.size(); ++s) {
+      Shape local = local_shape(node.outputs[0].shape, ns.output(s, 0), sg.mesh);
+      double elements = 1;
+      for (int64_t d : local) elements *= static_cast<double>(d);
+      ns.update_s[static_cast<size_t>(s)] = update_time(optimizer, node.outputs[0].dtype, elements, hw);
+    }
+  }
 }
 
 Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,

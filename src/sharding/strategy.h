@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/compute_cost.h"
 #include "cost/hardware.h"
 #include "ir/graph.h"
 #include "sharding/placement.h"
@@ -37,13 +38,18 @@ struct NodeStrategies {
   std::vector<uint32_t> sync_dims;
   std::vector<double> sync_s;
   SyncCost sync;
+  // A parameter's optimizer update per strategy, on its local shard
+  // (add_update_times); empty for every other node.
+  std::vector<double> update_s;
 
   uint32_t sync_mask(StrategyIdx s) const {
     return sync_dims.empty() ? 0 : sync_dims[static_cast<size_t>(s)];
   }
-  // What the ILP charges for strategy s: compute plus the op's own all-reduces.
+  // What the ILP charges for strategy s: compute plus the op's own
+  // all-reduces plus a parameter's optimizer update.
   double cost(StrategyIdx s) const {
-    return compute_s[static_cast<size_t>(s)] + (sync_s.empty() ? 0.0 : sync_s[static_cast<size_t>(s)]);
+    return compute_s[static_cast<size_t>(s)] + (sync_s.empty() ? 0.0 : sync_s[static_cast<size_t>(s)]) +
+           (update_s.empty() ? 0.0 : update_s[static_cast<size_t>(s)]);
   }
 
   int32_t size() const {
@@ -93,6 +99,11 @@ struct StrategyGraph {
 // Fails listing every op of the graph that has no sharding rule (never a
 // silent replicate).
 Status check_op_rules(const Graph& graph);
+
+// Sets update_s of every parameter placeholder: the optimizer's update of its
+// local shard under each strategy (cost/compute_cost.h update_time).
+void add_update_times(const Graph& graph, StrategyGraph& sg, const HardwareProfile& hw,
+                      Optimizer optimizer);
 
 // Every node's strategies. Fails listing every node whose op has no rule.
 Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMesh& mesh,

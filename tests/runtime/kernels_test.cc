@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/equal.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/tensor.h>
@@ -86,6 +87,20 @@ TEST(Kernels, ViewTakesItsShapeFromTheLocalOutputNotTheAttribute) {
   Expected<std::vector<at::Tensor>> r = run_kernel(node, in, {&out, 1});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ((*r)[0].sizes(), at::IntArrayRef({12}));
+}
+
+TEST(Kernels, ViewSlicesTheInnerDimsOfARegroupFromAReplicatedInput) {
+  // [32, 16] -> [8, 8, 8] regroups both sides: output dim 1 may be sharded
+  // while the input stays whole. This device holds block 1 of 2 of dim 1.
+  Node node = node_of(OpId::kView, 1, {{"size", std::vector<int64_t>{8, 8, 8}}});
+  node.outputs = {TensorMeta{{8, 8, 8}, DType::f32}};
+  at::Tensor full = at::arange(512, at::kFloat).reshape({32, 16});
+  KernelContext context;
+  context.output_offsets = {{0, 4, 0}};
+  TensorMeta out{{8, 4, 8}, DType::f32};
+  Expected<std::vector<at::Tensor>> r = run_kernel(node, {&full, 1}, {&out, 1}, context);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(at::equal((*r)[0], full.reshape({8, 8, 8}).narrow(1, 4, 4)));
 }
 
 TEST(Kernels, EmbeddingOnARowShardLooksUpOnlyItsRowsAndZerosTheRest) {

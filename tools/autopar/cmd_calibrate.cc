@@ -4,12 +4,15 @@
 // runs (see runtime/calibrate.h).
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_output.h"
 #include "commands.h"
+#include "graph_options.h"
 #include "runtime/calibrate.h"
+#include "sharding/mesh.h"
 
 #include <fmt/format.h>
 
@@ -23,6 +26,8 @@ struct CalibrateCommandOptions {
   bool quick = false;
   bool compute_only = false;
   bool mpi_worker = false;
+  GraphOptions graph;  // optional: measure this graph's op calls
+  std::string mesh;
 };
 
 Expected<CalibrateOptions> to_options(const CalibrateCommandOptions& given) {
@@ -33,6 +38,11 @@ Expected<CalibrateOptions> to_options(const CalibrateCommandOptions& given) {
     options.sizes_bytes.push_back(*bytes);
   }
   options.ranks = given.ranks;
+  if (!given.mesh.empty()) {
+    Expected<std::vector<int64_t>> shape = parse_mesh_shape(given.mesh);
+    if (!shape) return make_error("--mesh: {}", shape.error().message);
+    options.mesh_shape = *shape;
+  }
   options.quick = given.quick;
   options.compute_only = given.compute_only;
   options.self_path = "/proc/self/exe";
@@ -46,10 +56,30 @@ int run_calibrate(const CalibrateCommandOptions& given) {
   Expected<CalibrateOptions> options = to_options(given);
   if (!options) return report_error(options.error().message);
   if (given.mpi_worker) {
-    if (options->sizes_bytes.empty()) options->sizes_bytes = default_calibration_sizes(given.quick);
-    return run_mpi_worker(options->sizes_bytes, given.quick, nullptr, nullptr);
+    WorkerTask task{options->sizes_bytes, given.quick, nullptr, options->mesh_shape};
+    if (task.sizes_bytes.empty()) task.sizes_bytes = default_calibration_sizes(given.quick);
+    std::optional<Graph> graph;
+    if (!given.graph.graph_file.empty()) {
+      Expected<Graph> loaded = load_graph(given.graph);
+      if (!loaded) return report_error(loaded.error().message);
+      graph = std::move(*loaded);
+      task.graph = &*graph;
+    }
+    return run_mpi_worker(task, nullptr, nullptr);
   }
   if (given.out.empty()) return report_error("calibrate needs --out FILE");
+  std::optional<Graph> graph;
+  bool has_graph = !given.graph.model.empty() || !given.graph.graph_file.empty();
+  if (has_graph != !given.mesh.empty()) {
+    return report_error("calibrate measures a graph's op calls on a mesh: give --model or --graph "
+                        "together with --mesh (or neither)");
+  }
+  if (has_graph) {
+    Expected<Graph> loaded = load_graph(given.graph);
+    if (!loaded) return report_error(loaded.error().message);
+    graph = std::move(*loaded);
+    options->graph = &*graph;
+  }
   Expected<std::string> profile = calibrate(*options);
   if (!profile) return report_error(profile.error().message);
   Status written = write_output(*profile, given.out);
@@ -71,6 +101,10 @@ Command add_calibrate_command(CLI::App& parent) {
       ->delimiter(',');
   app->add_flag("--quick", options->quick, "Few sizes, short timings (a few seconds; for tests)");
   app->add_flag("--compute-only", options->compute_only, "Skip MPI; keep the built-in cpu link figures");
+  app->add_option("--mesh", options->mesh,
+                  "With --model or --graph: time every local op call the planner may choose on this mesh "
+                  "(e.g. 2, 2x2); the collectives are then measured on the mesh's rank count");
+  add_graph_options(*app, options->graph, /*source_required=*/false);
   // Internal: what each rank of the launched mpirun job runs.
   app->add_flag("--mpi-worker", options->mpi_worker)->group("");
   return {app, [options] { return run_calibrate(*options); }};

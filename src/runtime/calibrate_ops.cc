@@ -1,0 +1,129 @@
+// Op-call calibration (see calibrate_ops.h).
+#include "runtime/calibrate_ops.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_set>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "cost/compute_cost.h"
+#include "runtime/kernels.h"
+#include "sharding/strategy.h"
+
+namespace autopar {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct LocalCall {
+  std::string key;
+  NodeId node = kNoNode;
+  std::vector<TensorMeta> inputs, outputs;
+  std::vector<double> times;  // one per round that ran it
+  bool failed = false;
+};
+
+// The distinct local calls of every node's strategies, in node order.
+Expected<std::vector<LocalCall>> distinct_calls(const Graph& graph, const DeviceMesh& mesh) {
+  Expected<StrategyGraph> sg = build_strategy_graph(graph, mesh, HardwareProfile{});
+  if (!sg) return sg.error();
+  std::vector<LocalCall> calls;
+  std::unordered_set<std::string> seen;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    if (op_def(node.op).has(kStructural)) continue;
+    const NodeStrategies& ns = sg->nodes[static_cast<size_t>(v)];
+    for (StrategyIdx s = 0; s < ns.size(); ++s) {
+      LocalCall call;
+      call.node = v;
+      std::vector<std::vector<TensorMeta>> wrapped;
+      for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+        const TensorMeta& full = input_meta(graph, v, i);
+        call.inputs.push_back({local_shape(full.shape, ns.input(s, i), mesh), full.dtype});
+        wrapped.push_back({call.inputs.back()});
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        call.outputs.push_back({local_shape(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), mesh),
+                                node.outputs[o].dtype});
+      }
+      std::vector<const std::vector<TensorMeta>*> in_ptrs;
+      for (const auto& m : wrapped) in_ptrs.push_back(&m);
+      call.key = op_call_key(node_op_name(node), OpCall{in_ptrs, node.attrs}, call.outputs);
+      if (seen.insert(call.key).second) calls.push_back(std::move(call));
+    }
+  }
+  return calls;
+}
+
+at::Tensor made_up_input(const TensorMeta& meta) {
+  at::TensorOptions options = at::TensorOptions().dtype(to_scalar_type(meta.dtype));
+  if (is_floating(meta.dtype) || is_complex(meta.dtype)) return at::randn(meta.shape, options);
+  return at::zeros(meta.shape, options);
+}
+
+// One timed call on fresh made-up inputs, all ranks starting together.
+Status run_once(const Graph& graph, LocalCall& call, const Communicator& comm) {
+  std::vector<at::Tensor> inputs;
+  for (const TensorMeta& m : call.inputs) inputs.push_back(made_up_input(m));
+  KernelContext context;
+  context.random_key = 1;
+  if (Status s = comm.barrier(); !s) return s;
+  Clock::time_point start = Clock::now();
+  Expected<std::vector<at::Tensor>> out = run_kernel(graph.node(call.node), inputs, call.outputs, context);
+  double t = seconds_since(start);
+  if (!out) {
+    call.failed = true;  // the same on every rank: the inputs' shapes are
+    return ok_status();
+  }
+  call.times.push_back(t);
+  return ok_status();
+}
+
+}  // namespace
+
+Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mesh, const Communicator& comm,
+                                       bool quick) {
+  Expected<std::vector<LocalCall>> calls = distinct_calls(graph, mesh);
+  if (!calls) return calls.error();
+  Clock::time_point start = Clock::now();
+  const int rounds = quick ? 1 : 7;
+  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
+    for (LocalCall& call : *calls) {
+      if (call.failed) continue;
+      if (Status s = run_once(graph, call, comm); !s) return s.error();
+    }
+    if (round == 0) {
+      for (LocalCall& call : *calls) call.times.clear();
+    }
+    if (comm.rank() == 0) {
+      fmt::print(stderr, "calibrate: ops: round {} of {}: {} calls ({:.1f} s)\n", round, rounds, calls->size(),
+                 seconds_since(start));
+    }
+  }
+  OpCallTimes result;
+  for (LocalCall& call : *calls) {
+    double median = 0;
+    if (!call.failed && !call.times.empty()) {
+      std::nth_element(call.times.begin(), call.times.begin() + static_cast<ptrdiff_t>(call.times.size() / 2),
+                       call.times.end());
+      median = call.times[call.times.size() / 2];
+    }
+    Expected<double> slowest = comm.max_over_ranks(median);
+    if (!slowest) return slowest.error();
+    if (call.failed) {
+      if (result.failed++ == 0) result.first_failure = call.key;
+      continue;
+    }
+    result.seconds.emplace(call.key, *slowest);
+  }
+  return result;
+}
+
+}  // namespace autopar

@@ -1,0 +1,43 @@
+// Op-call calibration: the time of every local op call the planner may choose
+// for one graph on one mesh, measured as the SPMD runtime runs it (libtorch
+// dispatch, output allocation, the kernel) on one thread. The planner then
+// costs those calls by measurement instead of the roofline (cost/compute_cost.h),
+// as FlexFlow's simulator and Alpa's profiler do: on a CPU the roofline misses
+// per-call overheads, transcendental pointwise ops, the blocked attention
+// kernel's per-head loops and scatter-style backwards by factors of 3 to 60
+// (bench/RESULTS.md, "Step time: measured against predicted").
+//
+// Conditions as in a step: every rank of the calibration job (the mesh's
+// rank count, one per core) runs the same call at the same time, so ranks
+// share the memory bandwidth and caches as they do in a step; and the calls
+// go round robin, each once per round, rather than one call repeated, so no
+// call finds its code and data warm from its own previous run. A call's time
+// is the median over the rounds of the slowest rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+#include "runtime/mpi_comm.h"
+#include "sharding/mesh.h"
+
+namespace autopar {
+
+struct OpCallTimes {
+  std::unordered_map<std::string, double> seconds;  // op_call_key -> seconds per call
+  int32_t failed = 0;  // calls libtorch refused on made-up inputs (they keep the roofline)
+  std::string first_failure;
+};
+
+// Every distinct (op, local metas, attributes) over every node's strategies on
+// `mesh`, timed on every rank of `comm` together (all ranks must call it).
+// Inputs are made up: normal floats, zeros for integers and booleans (valid
+// indices and targets for any gather, embedding or loss). Progress on stderr
+// (rank 0). quick: one round (tests).
+Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mesh, const Communicator& comm,
+                                       bool quick);
+
+}  // namespace autopar
