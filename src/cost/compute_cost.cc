@@ -59,7 +59,18 @@ std::string op_call_key(std::string_view op_name, const OpCall& call,
   return key;
 }
 
-double update_time(Optimizer optimizer, DType dtype, double elements, const HardwareProfile& hw) {
+std::string update_key(Optimizer optimizer, const TensorMeta& local) {
+  return fmt::format("optimizer.{}({})", optimizer == Optimizer::kAdamW ? "adamw" : "sgd", to_string(local));
+}
+
+double update_time(Optimizer optimizer, const TensorMeta& local, const HardwareProfile& hw) {
+  if (!hw.op_times.empty()) {
+    auto it = hw.op_times.find(update_key(optimizer, local));
+    if (it != hw.op_times.end()) return it->second;
+  }
+  DType dtype = local.dtype;
+  double elements = 1;
+  for (int64_t d : local.shape) elements *= static_cast<double>(d);
   const UpdateCost& measured = optimizer == Optimizer::kAdamW ? hw.adamw_update : hw.sgd_update;
   if (measured.measured()) return measured.per_tensor_s + elements * measured.per_element_s;
   // One fused pass: SGD reads the parameter and its gradient and writes the
@@ -76,16 +87,16 @@ double compute_time(OpId op, const OpCall& call, std::span<const TensorMeta> out
   if (def.has(kStructural)) return 0;
   if (!hw.op_times.empty()) {
     auto it = hw.op_times.find(op_call_key(op_name.empty() ? def.name : op_name, call, outputs));
-    if (it != hw.op_times.end()) return it->second;
+    if (it != hw.op_times.end()) return it->second + hw.node_overhead_s;
   }
   double flops = def.flops(call, outputs);
   double bytes = def.bytes(call, outputs);
-  if (flops == 0 && bytes == 0) return 0;  // a pure view: metadata only
+  if (flops == 0 && bytes == 0) return hw.node_overhead_s;  // a pure view: metadata only
   double peak = peak_for(hw, compute_dtype(call, outputs)) * hw.compute_efficiency;
   double bandwidth = hw.memory_bandwidth_bytes_per_s * hw.memory_efficiency;
   double flop_time = peak > 0 ? flops / peak : 0;
   double memory_time = bandwidth > 0 ? bytes / bandwidth : 0;
-  return std::max({flop_time, memory_time, hw.min_op_time_s});
+  return std::max({flop_time, memory_time, hw.min_op_time_s}) + hw.node_overhead_s;
 }
 
 double node_compute_time(const Graph& graph, NodeId id, const HardwareProfile& hw) {

@@ -38,8 +38,12 @@ double compute_time(OpId op, const OpCall& call, std::span<const TensorMeta> out
 std::string op_call_key(std::string_view op_name, const OpCall& call,
                         std::span<const TensorMeta> outputs);
 
-// One optimizer update of a parameter with `elements` local elements of `dtype`.
-double update_time(Optimizer optimizer, DType dtype, double elements, const HardwareProfile& hw);
+// One optimizer update of a parameter whose local shard is `local`: measured
+// (op_times under update_key), else the profile's per-tensor and per-element
+// figures, else a memory-bound pass.
+double update_time(Optimizer optimizer, const TensorMeta& local, const HardwareProfile& hw);
+// "optimizer.adamw(f32[256, 128])".
+std::string update_key(Optimizer optimizer, const TensorMeta& local);
 
 // A node of a graph on full (unsharded) shapes.
 double node_compute_time(const Graph& graph, NodeId id, const HardwareProfile& hw);

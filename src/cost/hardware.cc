@@ -22,8 +22,8 @@ using nlohmann::json;
 constexpr std::string_view kTopLevelKeys[] = {
     "calibration",         "compute_efficiency", "devices_per_node", "inter_node",
     "intra_node",          "memory_bandwidth_bytes_per_s",          "memory_bytes",
-    "memory_efficiency",   "min_op_time_s",      "name",             "notes",
-    "op_times",            "optimizer_update",   "peak_flops",       "source"};
+    "memory_efficiency",   "min_op_time_s",      "name",             "node_overhead_s",
+    "notes",               "op_times",            "optimizer_update",   "peak_flops",       "source"};
 constexpr std::string_view kLinkKeys[] = {"algorithms", "bandwidth_bytes_per_s", "collectives",
                                           "latency_s"};
 // A link's "collectives", by comm_cost.h's Collective order.
@@ -254,6 +254,7 @@ Status parse_figures(const json& root, HardwareProfile& p) {
       {"compute_efficiency", &p.compute_efficiency, true, 1.0},
       {"memory_efficiency", &p.memory_efficiency, true, 1.0},
       {"min_op_time_s", &p.min_op_time_s, false, 0.0},
+      {"node_overhead_s", &p.node_overhead_s, false, 0.0},
   };
   for (const NumberField& f : fields) {
     Expected<double> value = get_number(root, "", f.key, f.positive, f.fallback);
@@ -361,6 +362,7 @@ std::string write_hardware_json(const HardwareProfile& p) {
   out["compute_efficiency"] = p.compute_efficiency;
   out["memory_efficiency"] = p.memory_efficiency;
   out["min_op_time_s"] = p.min_op_time_s;
+  if (p.node_overhead_s > 0) out["node_overhead_s"] = p.node_overhead_s;
   out["devices_per_node"] = p.devices_per_node;
   out["intra_node"] = link(p.intra_node);
   out["inter_node"] = link(p.inter_node);

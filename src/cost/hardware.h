@@ -81,6 +81,9 @@ struct HardwareProfile {
   // call as the runtime runs it (dispatch, output allocation, kernel), keyed by
   // op_call_key (compute_cost.h). A call found here costs what was measured.
   std::unordered_map<std::string, double> op_times;
+  // The runtime's own time per op beyond the kernel (graph walk, bookkeeping,
+  // tracing), added to every op that computes. Measured with op_times.
+  double node_overhead_s = 0;
   UpdateCost adamw_update;  // the optimizer step (measured by `autopar calibrate`)
   UpdateCost sgd_update;
 

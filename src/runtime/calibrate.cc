@@ -259,6 +259,8 @@ Expected<WorkerResult> run_worker_job(const CalibrateOptions& options, int ranks
       parsed = parse_update_line(line, result);
     } else if (line.rfind(kOpLinePrefix, 0) == 0) {
       parsed = parse_op_line(line, result);
+    } else if (line.rfind(kOverheadLinePrefix, 0) == 0) {
+      result.node_overhead_s = std::strtod(line.c_str() + kOverheadLinePrefix.size(), nullptr);
     }  // anything else is mpirun chatter
     if (!parsed) bad_line = parsed.error().message;
     line.clear();
@@ -338,6 +340,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   std::vector<CollectiveSample> all_samples;
   UpdateCost adamw, sgd;  // from the last job (the largest), or measured here without MPI
   std::unordered_map<std::string, double> op_times;
+  double node_overhead_s = 0;
   if (options.compute_only) {
     adamw = fit_update(Optimizer::kAdamW, options.quick);
     sgd = fit_update(Optimizer::kSgd, options.quick);
@@ -360,7 +363,10 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     all_samples.insert(all_samples.end(), samples->begin(), samples->end());
     adamw = job->adamw_update;
     sgd = job->sgd_update;
-    if (ops_here) op_times = std::move(job->op_times);
+    if (ops_here) {
+      op_times = std::move(job->op_times);
+      node_overhead_s = job->node_overhead_s;
+    }
   }
   Expected<HardwareProfile> fallback = load_hardware("cpu");
   if (!fallback) return fallback.error();
@@ -368,6 +374,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   profile.adamw_update = adamw;
   profile.sgd_update = sgd;
   profile.op_times = std::move(op_times);
+  profile.node_overhead_s = node_overhead_s;
   nlohmann::ordered_json out = nlohmann::ordered_json::parse(write_hardware_json(profile));
   out["notes"] = "Measured by autopar calibrate. Figures are achieved rates (efficiencies 1). A device is one "
                  "MPI rank with one BLAS thread; with more ranks than cores each gets a share of a core. "

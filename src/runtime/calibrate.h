@@ -87,9 +87,11 @@ struct WorkerTask {
 //   AUTOPAR_SAMPLE <collective> <ranks> <bytes> <seconds>
 //   AUTOPAR_UPDATE <adamw|sgd> <per_tensor_s> <per_element_s>
 //   AUTOPAR_OP <seconds> <op_call_key>
+//   AUTOPAR_OVERHEAD <seconds>   (the runtime's own time per op)
 inline constexpr std::string_view kSampleLinePrefix = "AUTOPAR_SAMPLE ";
 inline constexpr std::string_view kUpdateLinePrefix = "AUTOPAR_UPDATE ";
 inline constexpr std::string_view kOpLinePrefix = "AUTOPAR_OP ";
+inline constexpr std::string_view kOverheadLinePrefix = "AUTOPAR_OVERHEAD ";
 // Runs inside each rank of the mpirun job. Returns the exit code.
 int run_mpi_worker(const WorkerTask& task, int* argc, char*** argv);
 
@@ -97,6 +99,7 @@ struct WorkerResult {
   std::vector<CollectiveSample> samples;
   UpdateCost adamw_update, sgd_update;
   std::unordered_map<std::string, double> op_times;
+  double node_overhead_s = 0;
 };
 // Parent side: launches the worker job with `ranks` ranks and parses its lines.
 // graph_file (optional): the graph for the op calls, on options.mesh_shape.

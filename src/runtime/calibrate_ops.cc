@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "cost/compute_cost.h"
 #include "runtime/kernels.h"
+#include "runtime/optimizer.h"
 #include "sharding/strategy.h"
 
 namespace autopar {
@@ -25,6 +27,7 @@ double seconds_since(Clock::time_point start) {
 struct LocalCall {
   std::string key;
   NodeId node = kNoNode;
+  std::optional<Optimizer> update;  // set: the optimizer's update of parameter `node`
   std::vector<TensorMeta> inputs, outputs;
   std::vector<double> times;  // one per round that ran it
   bool failed = false;
@@ -38,8 +41,21 @@ Expected<std::vector<LocalCall>> distinct_calls(const Graph& graph, const Device
   std::unordered_set<std::string> seen;
   for (NodeId v = 0; v < graph.size(); ++v) {
     const Node& node = graph.node(v);
-    if (op_def(node.op).has(kStructural)) continue;
     const NodeStrategies& ns = sg->nodes[static_cast<size_t>(v)];
+    if (node.is_placeholder() && node.kind == PlaceholderKind::kParam) {
+      for (StrategyIdx s = 0; s < ns.size(); ++s) {
+        TensorMeta local{local_shape(node.outputs[0].shape, ns.output(s, 0), mesh), node.outputs[0].dtype};
+        for (Optimizer optimizer : {Optimizer::kAdamW, Optimizer::kSgd}) {
+          LocalCall call;
+          call.node = v;
+          call.update = optimizer;
+          call.inputs = {local};
+          call.key = update_key(optimizer, local);
+          if (seen.insert(call.key).second) calls.push_back(std::move(call));
+        }
+      }
+    }
+    if (op_def(node.op).has(kStructural)) continue;
     for (StrategyIdx s = 0; s < ns.size(); ++s) {
       LocalCall call;
       call.node = v;
@@ -68,13 +84,41 @@ at::Tensor made_up_input(const TensorMeta& meta) {
   return at::zeros(meta.shape, options);
 }
 
-// One timed call on fresh made-up inputs, all ranks starting together.
-Status run_once(const Graph& graph, LocalCall& call, const Communicator& comm) {
+// What a call runs on: its made-up inputs; for an update, the parameter, its
+// gradient and the optimizer's state.
+struct CallData {
   std::vector<at::Tensor> inputs;
-  for (const TensorMeta& m : call.inputs) inputs.push_back(made_up_input(m));
+  std::vector<at::Tensor> param, grad;
+  std::optional<OptimizerState> optimizer;
+};
+
+CallData prepare(const LocalCall& call) {
+  CallData data;
+  if (call.update) {
+    data.param = {made_up_input(call.inputs[0])};
+    data.grad = {made_up_input(call.inputs[0])};
+    OptimizerConfig config;
+    config.kind = *call.update;
+    data.optimizer.emplace(config);
+    data.optimizer->allocate(data.param);
+    return data;
+  }
+  for (const TensorMeta& m : call.inputs) data.inputs.push_back(made_up_input(m));
+  return data;
+}
+
+// One timed call, all ranks starting together.
+Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Communicator& comm) {
+  if (Status s = comm.barrier(); !s) return s;
+  if (call.update) {
+    Clock::time_point start = Clock::now();
+    data.optimizer->step(data.param, data.grad);
+    call.times.push_back(seconds_since(start));
+    return ok_status();
+  }
+  const std::vector<at::Tensor>& inputs = data.inputs;
   KernelContext context;
   context.random_key = 1;
-  if (Status s = comm.barrier(); !s) return s;
   Clock::time_point start = Clock::now();
   Expected<std::vector<at::Tensor>> out = run_kernel(graph.node(call.node), inputs, call.outputs, context);
   double t = seconds_since(start);
@@ -93,11 +137,15 @@ Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mes
   Expected<std::vector<LocalCall>> calls = distinct_calls(graph, mesh);
   if (!calls) return calls.error();
   Clock::time_point start = Clock::now();
+  // Every call's inputs are made once, before the rounds: by its turn they
+  // have left the near caches, as a step's operands have.
+  std::vector<CallData> data;
+  for (const LocalCall& call : *calls) data.push_back(prepare(call));
   const int rounds = quick ? 1 : 7;
   for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
-    for (LocalCall& call : *calls) {
-      if (call.failed) continue;
-      if (Status s = run_once(graph, call, comm); !s) return s.error();
+    for (size_t c = 0; c < calls->size(); ++c) {
+      if ((*calls)[c].failed) continue;
+      if (Status s = run_once(graph, (*calls)[c], data[c], comm); !s) return s.error();
     }
     if (round == 0) {
       for (LocalCall& call : *calls) call.times.clear();

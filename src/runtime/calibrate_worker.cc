@@ -14,9 +14,14 @@
 #include "cost/comm_cost.h"
 #include "runtime/calibrate.h"
 #include "runtime/calibrate_ops.h"
+#include "planner/auto_plan.h"
+#include "planner/baselines.h"
+#include "runtime/init.h"
 #include "runtime/mpi_comm.h"
 #include "runtime/redistribute_exec.h"
+#include "runtime/spmd_executor.h"
 #include "runtime/spmd_mesh.h"
+#include "runtime/trace.h"
 
 namespace autopar {
 namespace {
@@ -63,31 +68,41 @@ Expected<PreparedCase> prepare(const CollectiveCase& c, double bytes, const Spmd
   return p;
 }
 
-// Seconds per call, the slowest rank's. Every call allocates its result, as
-// in a step. Every rank takes the same branches because the repetition count
-// comes from a max over ranks.
+// Seconds per call as a rank of a step sees it: each call follows a burst of
+// compute (a step's ops between two collectives), so it starts cold and waits
+// for the rank that finished its burst last, as in a step; every call
+// allocates its result. The mean over ranks of each rank's mean. Every rank
+// takes the same branches because the repetition count comes from a max over ranks.
 Expected<double> time_collective(const SpmdMesh& mesh, const PreparedCase& p, double budget_s) {
   const Communicator& comm = mesh.world();
-  auto once = [&]() -> Status {
+  at::Tensor a = at::randn({256, 256}), b = at::randn({256, 256});
+  auto burst = [&] {
+    for (int i = 0; i < 2; ++i) a = at::mm(a, b).div_(256.0);
+  };
+  auto once = [&]() -> Expected<double> {
+    burst();
+    Clock::time_point start = Clock::now();
     Expected<at::Tensor> out = execute_redistribution(p.local, p.plan, mesh, nullptr, "calibration");
     if (!out) return out.error();
-    return ok_status();
+    return seconds_since(start);
   };
-  if (Status s = once(); !s) return s.error();  // warm-up
+  if (Expected<double> warm = once(); !warm) return warm.error();
   if (Status s = comm.barrier(); !s) return s.error();
-  Clock::time_point start = Clock::now();
-  if (Status s = once(); !s) return s.error();
-  Expected<double> first = comm.max_over_ranks(seconds_since(start));
+  Expected<double> first = once();
   if (!first) return first.error();
-  int reps = static_cast<int>(std::clamp(budget_s / std::max(*first, 1e-9), 1.0, 50.0));
+  Expected<double> slowest = comm.max_over_ranks(*first);
+  if (!slowest) return slowest.error();
+  int reps = static_cast<int>(std::clamp(budget_s / std::max(*slowest, 1e-9), 3.0, 50.0));
   if (Status s = comm.barrier(); !s) return s.error();
-  start = Clock::now();
+  double mine = 0;
   for (int i = 0; i < reps; ++i) {
-    if (Status s = once(); !s) return s.error();
+    Expected<double> t = once();
+    if (!t) return t.error();
+    mine += *t;
   }
-  Expected<double> total = comm.max_over_ranks(seconds_since(start));
-  if (!total) return total.error();
-  return *total / reps;
+  Expected<double> sum = comm.sum_over_ranks(mine / reps);
+  if (!sum) return sum.error();
+  return *sum / comm.size();
 }
 
 Status measure_collectives(const SpmdMesh& mesh, const std::vector<double>& sizes_bytes, bool quick) {
@@ -129,6 +144,50 @@ Status measure_updates(const Communicator& world, bool quick) {
   return ok_status();
 }
 
+// The runtime's own time per op beyond its kernel (walking the graph,
+// counting storages, tracing, choosing redistributions): the graph's steps
+// under the ddp layout, less every traced kernel and collective, per op.
+Expected<double> measure_node_overhead(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
+                                       const Communicator& world) {
+  PlanOptions options;
+  options.mesh_shape = task.mesh_shape;
+  options.hardware = cpu;
+  options.label = "ddp";
+  Expected<DeviceMesh> mesh = make_mesh(task.mesh_shape, cpu);
+  if (!mesh) return mesh.error();
+  Expected<std::vector<PinSpec>> pins = baseline_pins("ddp", graph, *mesh);
+  if (!pins) return pins.error();
+  options.pins = std::move(*pins);
+  Expected<Plan> plan = make_plan(graph, options);
+  if (!plan) return plan.error();
+  Expected<SpmdMesh> spmd_mesh = SpmdMesh::create(plan->mesh, world);
+  if (!spmd_mesh) return spmd_mesh.error();
+  Expected<std::vector<at::Tensor>> full = init_placeholders(graph, InitOptions{});
+  if (!full) return full.error();
+  Tracer tracer;
+  SpmdExecutor exec(graph, *plan, *spmd_mesh, tracer);
+  if (Status s = exec.load(*full); !s) return s.error();
+  auto busy_s = [&] {
+    double busy = 0;
+    for (const auto& [op, t] : tracer.compute_by_op()) busy += t;
+    for (const auto& [key, tally] : tracer.tallies()) busy += tally.time_s;
+    return busy;
+  };
+  std::vector<double> gaps;
+  for (int k = 0; k < (task.quick ? 2 : 6); ++k) {
+    double busy = busy_s();
+    Clock::time_point start = Clock::now();
+    Expected<SpmdStepResult> step = exec.step();
+    if (!step) return step.error();
+    double gap = seconds_since(start) - (busy_s() - busy);
+    if (k > 0) gaps.push_back(gap);  // the first step warms up
+  }
+  std::sort(gaps.begin(), gaps.end());
+  int64_t ops = 0;
+  for (NodeId v = 0; v < graph.size(); ++v) ops += graph.node(v).is_placeholder() ? 0 : 1;
+  return world.max_over_ranks(std::max(0.0, gaps[gaps.size() / 2]) / static_cast<double>(std::max<int64_t>(ops, 1)));
+}
+
 Status measure_all(const Communicator& world, const WorkerTask& task) {
   Expected<HardwareProfile> cpu = load_hardware("cpu");
   if (!cpu) return cpu.error();
@@ -143,7 +202,11 @@ Status measure_all(const Communicator& world, const WorkerTask& task) {
   if (!graph_mesh) return graph_mesh.error();
   Expected<OpCallTimes> ops = measure_op_calls(*task.graph, *graph_mesh, world, task.quick);
   if (!ops) return ops.error();
+  Expected<double> overhead = measure_node_overhead(*task.graph, task, *cpu, world);
+  if (!overhead) return overhead.error();
   if (world.rank() == 0) {
+    std::printf("%s%.9g\n", kOverheadLinePrefix.data(), *overhead);
+    fmt::print(stderr, "calibrate: runtime overhead per op: {:.2f} us\n", *overhead * 1e6);
     std::vector<std::pair<std::string, double>> sorted(ops->seconds.begin(), ops->seconds.end());
     std::sort(sorted.begin(), sorted.end());
     for (const auto& [key, seconds] : sorted) std::printf("%s%.9g %s\n", kOpLinePrefix.data(), seconds, key.c_str());

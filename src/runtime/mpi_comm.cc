@@ -133,6 +133,14 @@ Expected<double> Communicator::max_over_ranks(double value) const {
   return result;
 }
 
+Expected<double> Communicator::sum_over_ranks(double value) const {
+  double result = 0;
+  if (Status s = check(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_SUM, comm_), "sum"); !s) {
+    return s.error();
+  }
+  return result;
+}
+
 void Communicator::abort(std::string_view message, int code) const {
   fmt::print(stderr, "autopar: rank {} of {}: {}\n", rank_, size_, message);
   std::fflush(stderr);

@@ -57,6 +57,7 @@ class Communicator {
   Status broadcast(void* buffer, int64_t count, DType dtype, int root) const;
   // Max of a value over all ranks (for timings: the slowest rank decides).
   Expected<double> max_over_ranks(double value) const;
+  Expected<double> sum_over_ranks(double value) const;
 
   // Prints the message with this rank's number to stderr and ends the job.
   [[noreturn]] void abort(std::string_view message, int code = 1) const;

@@ -199,10 +199,8 @@ void add_update_times(const Graph& graph, StrategyGraph& sg, const HardwareProfi
     NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
     ns.update_s.assign(static_cast<size_t>(ns.size()), 0.0);
     for (StrategyIdx s = 0; s < ns.size(); ++s) {
-      Shape local = local_shape(node.outputs[0].shape, ns.output(s, 0), sg.mesh);
-      double elements = 1;
-      for (int64_t d : local) elements *= static_cast<double>(d);
-      ns.update_s[static_cast<size_t>(s)] = update_time(optimizer, node.outputs[0].dtype, elements, hw);
+      TensorMeta local{local_shape(node.outputs[0].shape, ns.output(s, 0), sg.mesh), node.outputs[0].dtype};
+      ns.update_s[static_cast<size_t>(s)] = update_time(optimizer, local, hw);
     }
   }
 }
