@@ -26,6 +26,7 @@
 
 #include "ir/expected.h"
 #include "ir/graph.h"
+#include "memory/peak_check.h"
 #include "planner/auto_plan.h"
 #include "runtime/optimizer.h"
 #include "runtime/shard_compare.h"
@@ -51,7 +52,7 @@ struct SpmdRunOptions {
   bool check_nodes = false;
   // With check: every rank's measured peak must be within this fraction of
   // the plan's predicted peak (memory/step_memory.h), or the check fails.
-  double memory_tolerance = 0.05;
+  double memory_tolerance = kPeakMemoryTolerance;
   // Rank 0 writes, for the last step, each position's predicted and measured
   // bytes (CSV) there; "" = off.
   std::string memory_by_node_path;
