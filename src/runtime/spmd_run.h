@@ -66,6 +66,14 @@ struct SpmdRunResult {
   double memory_error = 0;
 };
 
+// The tolerance of a parameter after `steps` optimizer steps. AdamW moves an
+// element by about lr per step whatever its gradient's size (m / sqrt(v)), so
+// a gradient within rounding of zero that has the other sign on one side moves
+// the parameter 2 lr the other way: that much per step is allowed besides the
+// gradient's tolerance. SGD moves it by lr times the gradient's difference.
+CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
+                                   int64_t steps);
+
 // Errors are this rank's (the caller aborts the job with them).
 Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
                                           const SpmdMesh& mesh, const SpmdRunOptions& options);
