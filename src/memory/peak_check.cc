@@ -31,9 +31,10 @@ PeakCheck check_peaks(std::span<const double> measured, std::span<const double> 
 std::string describe_worst(const PeakCheck& check) {
   constexpr double kMiB = 1024.0 * 1024.0;
   double signed_pct = check.predicted > 0 ? (check.measured - check.predicted) / check.predicted * 100 : 0;
-  return fmt::format("rank {} measured {:.3f} MiB, predicted {:.3f} MiB ({:+.2f}%), tolerance {:g}%",
-                     check.worst_rank, check.measured / kMiB, check.predicted / kMiB, signed_pct,
-                     check.tolerance * 100);
+  return fmt::format("rank {} measured {:.3f} MiB ({:.0f} B), predicted {:.3f} MiB ({:.0f} B): {:+.2f}%, "
+                     "tolerance {:g}%",
+                     check.worst_rank, check.measured / kMiB, check.measured, check.predicted / kMiB,
+                     check.predicted, signed_pct, check.tolerance * 100);
 }
 
 }  // namespace autopar
