@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "pipeline_runtime/send_release.h"
 #include "pipeline_runtime/stage_worker.h"
 #include "runtime/init.h"
 #include "runtime/local_executor.h"
@@ -34,20 +36,27 @@ std::map<std::string, ParamOwner> param_owners(const Graph& micro, const Pipelin
   return owners;
 }
 
-// The rank's params, buffers and tangent, and each microbatch's slice of the
-// full batch's inputs, all from the seed.
-Expected<StageWorker> make_worker(const Graph& full, const Graph& micro, const PipelineSetup& setup,
-                                  int rank, uint64_t seed) {
-  const InitOptions init{.seed = seed};
+// The rank's params and buffers, the tangent (on the rank holding the loss),
+// and each microbatch's slice of the full batch's inputs its stages read, all
+// from the seed. Each slice is its own storage.
+Expected<std::unique_ptr<StageWorker>> make_worker(const Graph& full, const Graph& micro, const PipelineSetup& setup,
+                                  int rank, const PipelineRunOptions& o) {
+  const InitOptions init{.seed = o.seed};
   std::vector<at::Tensor> placeholders(static_cast<size_t>(micro.size()));
+  std::set<NodeId> inputs_read;
+  bool loss_rank = false;
   for (StageIdx s : setup.lowered.stages_of(rank)) {
+    loss_rank = loss_rank || setup.programs[static_cast<size_t>(s)].loss != kNoNode;
     for (NodeId prm : setup.stages[static_cast<size_t>(s)].params) {
       Expected<at::Tensor> v = init_placeholder(micro, prm, init);
       if (!v) return v.error();
       placeholders[static_cast<size_t>(prm)] = *v;
     }
+    for (const Value& v : setup.stages[static_cast<size_t>(s)].inputs) {
+      if (micro.node(v.node).is_placeholder()) inputs_read.insert(v.node);
+    }
   }
-  for (NodeId id = 0; id < micro.size(); ++id) {
+  for (NodeId id = 0; id < micro.size() && loss_rank; ++id) {
     if (micro.node(id).is_placeholder() && micro.node(id).kind == PlaceholderKind::kTangent) {
       Expected<at::Tensor> v = init_placeholder(micro, id, init);
       if (!v) return v.error();
@@ -57,28 +66,42 @@ Expected<StageWorker> make_worker(const Graph& full, const Graph& micro, const P
   const int32_t m = setup.lowered.num_microbatches;
   std::vector<std::vector<at::Tensor>> inputs(static_cast<size_t>(m),
                                               std::vector<at::Tensor>(static_cast<size_t>(micro.size())));
-  for (NodeId id = 0; id < full.size(); ++id) {
-    const Node& n = full.node(id);
-    if (!n.is_placeholder() || n.kind != PlaceholderKind::kInput) continue;
-    std::optional<NodeId> small = micro.find(n.name);
-    if (!small) return make_error("input {} of the full model is missing at microbatch size", n.name);
-    Expected<at::Tensor> whole = init_placeholder(full, id, init);
+  for (NodeId small : inputs_read) {
+    std::optional<NodeId> id = full.find(micro.node(small).name);
+    if (!id) return make_error("input {} of the microbatch model is missing at full size", micro.node(small).name);
+    Expected<at::Tensor> whole = init_placeholder(full, *id, init);
     if (!whole) return whole.error();
     const int64_t rows = whole->size(0) / m;
     for (int32_t mb = 0; mb < m; ++mb) {
-      inputs[static_cast<size_t>(mb)][static_cast<size_t>(*small)] =
-          whole->narrow(0, mb * rows, rows).contiguous();
+      inputs[static_cast<size_t>(mb)][static_cast<size_t>(small)] =
+          whole->narrow(0, mb * rows, rows).clone(at::MemoryFormat::Contiguous);
     }
   }
-  return StageWorker(micro, setup, rank, std::move(placeholders), std::move(inputs));
+  Expected<std::vector<std::vector<int32_t>>> release = send_release_points(setup.lowered);
+  if (!release) return release.error();
+  return std::make_unique<StageWorker>(micro, setup, rank, std::move(placeholders), std::move(inputs),
+                                       std::move((*release)[static_cast<size_t>(rank)]), o.optimizer);
 }
 
 // The single-process reference on rank 0: every placeholder of the full graph.
 struct Reference {
   std::vector<at::Tensor> placeholders;
+  OptimizerState optimizer;
   double loss = 0;
   std::map<std::string, at::Tensor> grads;
 };
+
+// The reference's optimizer step on every param of the full graph.
+void reference_update(const Graph& full, Reference& ref) {
+  std::vector<at::Tensor> params, grads;
+  for (NodeId id = 0; id < full.size(); ++id) {
+    const Node& n = full.node(id);
+    if (!n.is_placeholder() || n.kind != PlaceholderKind::kParam) continue;
+    params.push_back(ref.placeholders[static_cast<size_t>(id)]);
+    grads.push_back(ref.grads.at(param_name(n)));
+  }
+  ref.optimizer.step(params, grads);
+}
 
 Status reference_step(const Graph& full, Reference& ref) {
   NodeValues values(static_cast<size_t>(full.size()));
@@ -121,12 +144,12 @@ Status compare_owned(const std::map<std::string, ParamOwner>& owners, const Comm
     const int tag = tag_base + k++;
     if (world.rank() != 0) {
       if (owner.rank != world.rank()) continue;
-      const at::Tensor& t = mine.at(name);
+      const at::Tensor t = mine.at(name).contiguous();  // both ends in row-major order
       if (Status s = send_bytes_blocking(t.data_ptr(), static_cast<int64_t>(t.nbytes()), 0, tag); !s) return s;
       continue;
     }
     const at::Tensor& ref = want->at(name);
-    at::Tensor got = owner.rank == 0 ? mine.at(name) : at::Tensor(ref.clone());
+    at::Tensor got = owner.rank == 0 ? mine.at(name) : at::Tensor(ref.clone(at::MemoryFormat::Contiguous));
     if (owner.rank != 0) {
       if (Status s = recv_bytes_exact(got.data_ptr(), static_cast<int64_t>(got.nbytes()), owner.rank, tag); !s) {
         return s;
@@ -197,14 +220,15 @@ namespace {
 // One step on this rank: the action list, then the sends completed.
 Status run_actions(const PipelineSetup& setup, int rank, StageWorker& worker) {
   worker.reset_step();
-  for (const Action& a : setup.lowered.ranks[static_cast<size_t>(rank)]) {
-    if (Status s = worker.run(a); !s) return s;
+  const std::vector<Action>& actions = setup.lowered.ranks[static_cast<size_t>(rank)];
+  for (size_t i = 0; i < actions.size(); ++i) {
+    if (Status s = worker.run(i, actions[i]); !s) return s;
   }
   return worker.finish_step();
 }
 
-// Gradients summed over microbatches divided by M (mean loss over the full
-// batch), by param name; the loss likewise, sent to rank 0.
+// The loss summed over microbatches divided by M (the mean loss over the full
+// batch), sent to rank 0.
 Expected<double> step_loss(const PipelineSetup& setup, const Communicator& world,
                            const StageWorker& worker) {
   const int last = setup.lowered.stage_to_rank.back();
@@ -229,7 +253,63 @@ Expected<StepTiming> step_timing(const Communicator& world, double step_s, doubl
   return t;
 }
 
-void sgd(at::Tensor& param, const at::Tensor& grad, double lr) { param.sub_(grad.mul(lr)); }
+void note(PipelineRunResult& result, const Comparison& c) {
+  result.max_error = std::max(result.max_error, c.max_error);
+  result.worst_ratio = std::max(result.worst_ratio, c.worst_ratio);
+}
+
+// --check of one step: the loss and gradients (the worker's sums, already
+// divided by M) before the optimizer, every parameter after both optimizers
+// (this runs the worker's optimizer step).
+Status check_step(const Graph& full, const Graph& micro, const PipelineSetup& setup,
+                  const Communicator& world, StageWorker& worker, double loss, Reference* ref,
+                  int64_t step, const PipelineRunOptions& o, PipelineRunResult& result) {
+  if (ref) {
+    if (Status s = reference_step(full, *ref); !s) return s;
+  }
+  std::map<std::string, at::Tensor> grads;
+  for (const auto& [id, sum] : worker.grad_sums()) grads[param_name(micro.node(id))] = sum;
+  Expected<Comparison> c = compare_step(micro, setup, world, grads, loss, ref, o.tolerance);
+  if (!c) return c.error();
+  note(result, *c);
+  if (world.rank() == 0) {
+    fmt::print("check: step {}: loss {:.6f} vs {:.6f}, {} tensors, max abs error {:.3g}, "
+               "worst error/tolerance {:.3g} (tolerance {:g} x max|ref| + {:g}): {}\n",
+               step, loss, ref->loss, c->tensors, c->max_error, c->worst_ratio, o.tolerance.rtol,
+               o.tolerance.atol, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
+  }
+  if (ref) reference_update(full, *ref);
+  worker.optimizer_step();
+  const CheckTolerance param_tol = parameter_tolerance(o.tolerance, o.optimizer, step);
+  c = compare_params(full, micro, setup, world, worker, ref, param_tol);
+  if (!c) return c.error();
+  note(result, *c);
+  if (world.rank() == 0) {
+    fmt::print("params check: step {}: {} parameters after the optimizer step, max abs error {:.3g}, "
+               "worst error/tolerance {:.3g}: {}\n",
+               step, c->tensors, c->max_error, c->worst_ratio, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
+  }
+  return ok_status();
+}
+
+// Every rank's measured peak beside every rank's prediction (each rank
+// computes all predictions: a pure function of what every rank agrees on).
+Status compare_memory(const Graph& micro, const PipelineSetup& setup, const Communicator& world,
+                      const StageWorker& worker, const PipelineRunOptions& o,
+                      PipelineRunResult& result) {
+  double mine = static_cast<double>(worker.peak_bytes());
+  result.peak_bytes.assign(static_cast<size_t>(world.size()), 0);
+  if (Status s = world.all_gather(&mine, result.peak_bytes.data(), 1, DType::f64); !s) return s;
+  PipelineMemoryInput input{&micro, &setup.stages, &setup.programs, &setup.lowered,
+                            optimizer_bytes_per_element(o.optimizer.kind)};
+  Expected<std::vector<RankMemory>> predicted = predict_pipeline_memory(input);
+  if (!predicted) return make_error("memory model: {}", predicted.error().message);
+  result.predicted = std::move(*predicted);
+  std::vector<double> want;
+  for (const RankMemory& m : result.predicted) want.push_back(static_cast<double>(m.peak_bytes));
+  result.memory = check_peaks(result.peak_bytes, want, o.memory_tolerance);
+  return ok_status();
+}
 
 }  // namespace
 
@@ -238,13 +318,14 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
                                                   const Communicator& world,
                                                   const PipelineRunOptions& o) {
   const int rank = world.rank();
-  Expected<StageWorker> worker = make_worker(full, micro, setup, rank, o.seed);
-  if (!worker) return worker.error();
+  Expected<std::unique_ptr<StageWorker>> made = make_worker(full, micro, setup, rank, o);
+  if (!made) return made.error();
+  std::unique_ptr<StageWorker>& worker = *made;
   std::unique_ptr<Reference> ref;
   if (o.check && rank == 0) {
     Expected<std::vector<at::Tensor>> init = init_placeholders(full, InitOptions{.seed = o.seed});
     if (!init) return init.error();
-    ref = std::make_unique<Reference>(Reference{std::move(*init), 0, {}});
+    ref = std::make_unique<Reference>(Reference{std::move(*init), OptimizerState(o.optimizer), 0, {}});
   }
   PipelineRunResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
@@ -255,59 +336,22 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
     if (!timing) return timing.error();
     Expected<double> loss = step_loss(setup, world, *worker);
     if (!loss) return loss.error();
-    std::map<std::string, at::Tensor> grads;
-    for (const auto& [id, sum] : worker->grad_sums()) {
-      grads[param_name(micro.node(id))] = sum.div(setup.lowered.num_microbatches);
-    }
     if (rank == 0) fmt::print("step {} loss {:.6f}\n", step, *loss);
+    worker->average_grads(setup.lowered.num_microbatches);
     if (o.check) {
-      if (ref) {
-        if (Status s = reference_step(full, *ref); !s) return s.error();
+      if (Status s = check_step(full, micro, setup, world, *worker, *loss, ref.get(), step, o, result); !s) {
+        return s.error();
       }
-      Expected<Comparison> c =
-          compare_step(micro, setup, world, grads, *loss, ref.get(), o.tolerance);
-      if (!c) return c.error();
-      result.max_error = std::max(result.max_error, c->max_error);
-      result.worst_ratio = std::max(result.worst_ratio, c->worst_ratio);
-      if (rank == 0) {
-        fmt::print("check: step {}: loss {:.6f} vs {:.6f}, {} tensors, max abs error {:.3g}, "
-                   "worst error/tolerance {:.3g} (tolerance {:g} x max|ref| + {:g}): {}\n",
-                   step, *loss, ref->loss, c->tensors, c->max_error, c->worst_ratio,
-                   o.tolerance.rtol, o.tolerance.atol, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
-      }
-      if (ref) {
-        for (NodeId id = 0; id < full.size(); ++id) {
-          const Node& n = full.node(id);
-          if (n.is_placeholder() && n.kind == PlaceholderKind::kParam) {
-            sgd(ref->placeholders[static_cast<size_t>(id)], ref->grads.at(param_name(n)), o.lr);
-          }
-        }
-      }
+    } else {
+      worker->optimizer_step();
     }
-    for (const auto& [id, sum] : worker->grad_sums()) {
-      sgd(worker->param(id), grads.at(param_name(micro.node(id))), o.lr);
-    }
-    if (o.check) {
-      Expected<Comparison> c = compare_params(full, micro, setup, world, *worker, ref.get(), o.tolerance);
-      if (!c) return c.error();
-      result.max_error = std::max(result.max_error, c->max_error);
-      result.worst_ratio = std::max(result.worst_ratio, c->worst_ratio);
-      if (rank == 0) {
-        fmt::print("params check: step {}: {} parameters after the optimizer step, max abs error {:.3g}, "
-                   "worst error/tolerance {:.3g}: {}\n",
-                   step, c->tensors, c->max_error, c->worst_ratio, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
-      }
-    }
+    worker->release_grads();
     std::fflush(stdout);
     result.losses.push_back(*loss);
     result.steps.push_back(*timing);
   }
-  result.check_ok = result.worst_ratio <= 1;
-  int64_t peak = worker->peak_activation_bytes();
-  result.peak_activation_bytes.assign(static_cast<size_t>(world.size()), 0);
-  if (Status s = world.all_gather(&peak, result.peak_activation_bytes.data(), 1, DType::i64); !s) {
-    return s.error();
-  }
+  if (Status s = compare_memory(micro, setup, world, *worker, o, result); !s) return s.error();
+  result.check_ok = result.worst_ratio <= 1 && (!o.check || result.memory.ok);
   return result;
 }
 

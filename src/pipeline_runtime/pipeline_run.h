@@ -16,14 +16,21 @@
 // store from F until its backward is done. The loss is the mean of the
 // microbatch losses and each param's gradient is the sum over microbatches
 // divided by M, which equal the full batch's mean loss and its gradient when
-// every microbatch holds the same number of loss terms. Then SGD on each
-// rank's own params.
+// every microbatch holds the same number of loss terms. Then the optimizer
+// (SGD, or AdamW with its state allocated before step 1) on each rank's own
+// params, in place.
+//
+// Memory: each rank counts every tensor it holds (params, optimizer state,
+// input slices, gradient sums, activations, received and sent buffers) as
+// distinct storages and keeps the peak; the peaks are all-gathered and set
+// beside pipeline_memory.h's prediction for each rank. With --check a rank
+// more than memory_tolerance off fails the run (memory/peak_check.h).
 //
 // --check: rank 0 runs the full-batch graph in one process (execute_nodes) on
 // its own copy of all params, receives the pipeline's loss and gradients, and
 // compares each with CheckTolerance (runtime/spmd_run.h): max |pipe - ref| <=
-// atol + rtol * max |ref|. Both runs take the same SGD step, so later steps are
-// compared too. The verdict is broadcast: every rank exits alike.
+// atol + rtol * max |ref|. Both runs take the same optimizer step, so later
+// steps are compared too. The verdict is broadcast: every rank exits alike.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +38,8 @@
 
 #include "ir/expected.h"
 #include "ir/graph.h"
+#include "memory/peak_check.h"
+#include "pipeline_runtime/pipeline_memory.h"
 #include "pipeline_runtime/stage_setup.h"
 #include "runtime/mpi_comm.h"
 #include "runtime/spmd_run.h"
@@ -39,10 +48,12 @@ namespace autopar::pipeline {
 
 struct PipelineRunOptions {
   int64_t steps = 1;
-  double lr = 1e-3;
+  OptimizerConfig optimizer{.kind = Optimizer::kSgd};
   uint64_t seed = 0;
   bool check = false;
   CheckTolerance tolerance;
+  // With check: every rank's measured peak within this fraction of its prediction.
+  double memory_tolerance = kPeakMemoryTolerance;
 };
 
 struct StepTiming {
@@ -55,8 +66,10 @@ struct StepTiming {
 struct PipelineRunResult {
   std::vector<double> losses;          // per step (valid on rank 0)
   std::vector<StepTiming> steps;       // per step (valid on rank 0)
-  std::vector<int64_t> peak_activation_bytes;  // per rank (valid on rank 0)
-  bool check_ok = true;
+  std::vector<double> peak_bytes;       // per rank: measured, everything held (every rank)
+  std::vector<RankMemory> predicted;   // per rank: pipeline_memory.h (every rank)
+  PeakCheck memory;                    // measured against predicted
+  bool check_ok = true;                // with check: numerics and memory
   double max_error = 0;                // worst |pipe - ref| over all steps (rank 0)
   double worst_ratio = 0;              // worst error / tolerance, every rank
 };

@@ -18,25 +18,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<bool> mark(const Graph& graph, const std::vector<NodeId>& nodes) {
-  std::vector<bool> marked(static_cast<size_t>(graph.size()), false);
-  for (NodeId id : nodes) marked[static_cast<size_t>(id)] = true;
-  return marked;
-}
-
-std::vector<bool> inputs_of(const Graph& graph, const std::vector<NodeId>& nodes) {
-  std::vector<bool> read(static_cast<size_t>(graph.size()), false);
-  for (NodeId id : nodes) {
-    for (NodeId in : graph.node(id).inputs) read[static_cast<size_t>(in)] = true;
-  }
-  return read;
-}
-
-std::vector<bool> either(std::vector<bool> a, const std::vector<bool>& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] = a[i] || b[i];
-  return a;
-}
-
 std::vector<NodeId> value_nodes(const std::vector<Value>& values) {
   std::vector<NodeId> nodes;
   for (const Value& v : values) nodes.push_back(v.node);
@@ -47,22 +28,30 @@ std::vector<NodeId> value_nodes(const std::vector<Value>& values) {
 
 StageWorker::StageWorker(const Graph& micro, const PipelineSetup& setup, int rank,
                          std::vector<at::Tensor> placeholders,
-                         std::vector<std::vector<at::Tensor>> microbatch_inputs)
+                         std::vector<std::vector<at::Tensor>> microbatch_inputs,
+                         std::vector<int32_t> send_release, const OptimizerConfig& optimizer)
     : graph_(micro),
       setup_(setup),
       rank_(rank),
       own_(setup.lowered.stages_of(rank)),
+      send_release_(std::move(send_release)),
       placeholders_(std::move(placeholders)),
       inputs_(std::move(microbatch_inputs)),
-      store_(micro, static_cast<int32_t>(own_.size()) * setup.lowered.num_microbatches) {
+      optimizer_(optimizer),
+      store_(micro, static_cast<int32_t>(own_.size()) * setup.lowered.num_microbatches, held_) {
+  held_.add(placeholders_);
+  for (const std::vector<at::Tensor>& mb : inputs_) held_.add(mb);
+  std::vector<at::Tensor> params;
   for (StageIdx s : own_) {
     const StageProgram& p = setup.programs[static_cast<size_t>(s)];
-    std::vector<bool> sent = mark(micro, value_nodes(p.activations_out));
-    if (p.loss != kNoNode) sent[static_cast<size_t>(p.loss)] = true;
-    keep_after_f_[s] = either(inputs_of(micro, p.backward), sent);
-    keep_after_i_[s] = either(inputs_of(micro, p.weight_grad),
-                              either(mark(micro, p.grads_out), mark(micro, p.param_grads)));
+    rules_.emplace(s, keep_rules(micro, p));
+    for (NodeId prm : p.params) {
+      optimized_.push_back(prm);
+      params.push_back(placeholders_[static_cast<size_t>(prm)]);
+    }
   }
+  optimizer_.allocate(params);  // before step 1, as the memory model counts it
+  held_.add(optimizer_.state());
 }
 
 int32_t StageWorker::slot(StageIdx stage, MicrobatchIdx mb) const {
@@ -74,13 +63,36 @@ int StageWorker::tag(bool backward, StageIdx stage, MicrobatchIdx mb) const {
   return kTensorTagBase + 2 * (stage * setup_.lowered.num_microbatches + mb) + (backward ? 1 : 0);
 }
 
+bool StageWorker::on_this_rank(StageIdx stage) const {
+  return stage >= 0 && stage < setup_.lowered.num_stages &&
+         setup_.lowered.stage_to_rank[static_cast<size_t>(stage)] == rank_;
+}
+
 void StageWorker::reset_step() {
-  grad_sums_.clear();
+  release_grads();
   loss_sum_ = 0;
   busy_s_ = 0;
 }
 
-Status StageWorker::run(const Action& a) {
+void StageWorker::average_grads(int32_t microbatches) {
+  for (auto& [prm, sum] : grad_sums_) sum.div_(microbatches);
+}
+
+void StageWorker::optimizer_step() {
+  std::vector<at::Tensor> params, grads;
+  for (NodeId prm : optimized_) {
+    params.push_back(placeholders_[static_cast<size_t>(prm)]);
+    grads.push_back(grad_sums_.at(prm));
+  }
+  optimizer_.step(params, grads);
+}
+
+void StageWorker::release_grads() {
+  for (const auto& [prm, sum] : grad_sums_) held_.remove({sum});
+  grad_sums_.clear();
+}
+
+Status StageWorker::run(size_t index, const Action& a) {
   auto start = std::chrono::steady_clock::now();
   Status status = ok_status();
   switch (a.kind) {
@@ -88,22 +100,20 @@ Status StageWorker::run(const Action& a) {
     case ActionKind::kB:
     case ActionKind::kI:
     case ActionKind::kW: status = backward(a.stage, a.microbatch, a.kind); break;
-    case ActionKind::kSendF: return send(a.stage, a.microbatch, /*backward=*/false);
-    case ActionKind::kSendB: return send(a.stage, a.microbatch, /*backward=*/true);
-    case ActionKind::kRecvF: return recv(a.stage, a.microbatch, /*backward=*/false);
-    case ActionKind::kRecvB: return recv(a.stage, a.microbatch, /*backward=*/true);
+    case ActionKind::kSendF: status = send(index, a.stage, a.microbatch, /*backward=*/false); break;
+    case ActionKind::kSendB: status = send(index, a.stage, a.microbatch, /*backward=*/true); break;
+    case ActionKind::kRecvF: status = recv(a.stage, a.microbatch, /*backward=*/false); break;
+    case ActionKind::kRecvB: status = recv(a.stage, a.microbatch, /*backward=*/true); break;
   }
-  busy_s_ += seconds_since(start);
+  if (is_compute(a.kind)) busy_s_ += seconds_since(start);
+  if (status) status = complete_sends(static_cast<int32_t>(index));
   if (!status) return make_error("rank {} action {}: {}", rank_, to_string(a), status.error().message);
   return status;
 }
 
 Status StageWorker::run_nodes(int32_t s, const std::vector<NodeId>& nodes,
                               const std::vector<bool>& keep) {
-  std::vector<int32_t> last(static_cast<size_t>(graph_.size()), -1);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (NodeId in : graph_.node(nodes[i]).inputs) last[static_cast<size_t>(in)] = static_cast<int32_t>(i);
-  }
+  const std::vector<int32_t> last = last_reads(graph_, nodes);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = graph_.node(nodes[i]);
     std::vector<at::Tensor> out;
@@ -156,15 +166,11 @@ Status StageWorker::forward(StageIdx stage, MicrobatchIdx mb) {
       }
     }
   }
-  if (Status ok = run_nodes(s, p.forward, keep_after_f_.at(stage)); !ok) return ok;
+  if (Status ok = run_nodes(s, p.forward, rules_.at(stage).after_forward); !ok) return ok;
   if (p.loss != kNoNode) {
     loss_sum_ += store_.get(s, p.loss).at(0).item<double>();  // freed with the backward
   }
-  StageIdx next = stage + 1;
-  if (next < setup_.lowered.num_stages &&
-      setup_.lowered.stage_to_rank[static_cast<size_t>(next)] == rank_) {
-    hand_off(stage, next, mb, value_nodes(p.activations_out));
-  }
+  if (on_this_rank(stage + 1)) hand_off(stage, stage + 1, mb, value_nodes(p.activations_out));
   return ok_status();
 }
 
@@ -174,20 +180,27 @@ Status StageWorker::forward(StageIdx stage, MicrobatchIdx mb) {
 void StageWorker::hand_off(StageIdx from, StageIdx to, MicrobatchIdx mb,
                            const std::vector<NodeId>& values) {
   const int32_t a = slot(from, mb), b = slot(to, mb);
-  const std::vector<bool> bwd = inputs_of(graph_, setup_.programs[static_cast<size_t>(from)].backward);
+  const std::vector<bool>& bwd = rules_.at(from).read_by_backward;
   for (NodeId id : values) {
     store_.put(b, id, store_.get(a, id));
     if (to < from || !bwd[static_cast<size_t>(id)]) store_.drop(a, id);
   }
 }
 
+// The first gradient of a param in a step is copied into its sum (contiguous:
+// it is sent as raw bytes by the check), later ones are added in place.
 void StageWorker::accumulate(int32_t s, StageIdx stage) {
   const StageProgram& p = setup_.programs[static_cast<size_t>(stage)];
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (!store_.has(s, p.param_grads[i])) continue;
     const at::Tensor& g = store_.get(s, p.param_grads[i]).at(0);
     at::Tensor& sum = grad_sums_[p.params[i]];
-    sum = sum.defined() ? sum.add(g) : g.clone();
+    if (sum.defined()) {
+      sum.add_(g);
+    } else {
+      sum = g.clone(at::MemoryFormat::Contiguous);
+      held_.add({sum});
+    }
     store_.drop(s, p.param_grads[i]);
   }
 }
@@ -195,9 +208,9 @@ void StageWorker::accumulate(int32_t s, StageIdx stage) {
 Status StageWorker::backward(StageIdx stage, MicrobatchIdx mb, ActionKind kind) {
   const int32_t s = slot(stage, mb);
   const StageProgram& p = setup_.programs[static_cast<size_t>(stage)];
-  std::vector<bool> sent = mark(graph_, p.grads_out);
-  std::vector<bool> keep = kind == ActionKind::kI ? keep_after_i_.at(stage)
-                                                   : either(sent, mark(graph_, p.param_grads));
+  const StageKeepRules& rules = rules_.at(stage);
+  const std::vector<bool>& sent = rules.sent_grads;
+  const std::vector<bool>& keep = kind == ActionKind::kI ? rules.after_input_grad : rules.after_backward;
   const std::vector<NodeId>& nodes = kind == ActionKind::kB   ? p.backward
                                      : kind == ActionKind::kI ? p.input_grad
                                                               : p.weight_grad;
@@ -208,10 +221,7 @@ Status StageWorker::backward(StageIdx stage, MicrobatchIdx mb, ActionKind kind) 
   }
   if (Status ok = run_nodes(s, nodes, keep); !ok) return ok;
   accumulate(s, stage);
-  if (kind != ActionKind::kW && stage > 0 &&
-      setup_.lowered.stage_to_rank[static_cast<size_t>(stage - 1)] == rank_) {
-    hand_off(stage, stage - 1, mb, p.grads_out);
-  }
+  if (kind != ActionKind::kW && on_this_rank(stage - 1)) hand_off(stage, stage - 1, mb, p.grads_out);
   // After B or W nothing of this microbatch is needed but unsent gradients;
   // after I, what W reads.
   for (NodeId id = 0; id < graph_.size(); ++id) {
@@ -222,13 +232,16 @@ Status StageWorker::backward(StageIdx stage, MicrobatchIdx mb, ActionKind kind) 
   return ok_status();
 }
 
-Status StageWorker::send(StageIdx stage, MicrobatchIdx mb, bool backward) {
+// The buffer shares the value's storage unless libtorch must make it
+// contiguous (a strided view: a copy, counted as held); it lives until the
+// send's release point (send_release.h).
+Status StageWorker::send(size_t index, StageIdx stage, MicrobatchIdx mb, bool backward) {
   const int32_t s = slot(stage, mb);
   const StageProgram& p = setup_.programs[static_cast<size_t>(stage)];
   std::vector<NodeId> values = backward ? p.grads_out : value_nodes(p.activations_out);
   StageIdx peer = backward ? stage - 1 : stage + 1;
   int to = setup_.lowered.stage_to_rank[static_cast<size_t>(peer)];
-  const std::vector<bool> bwd = inputs_of(graph_, p.backward);
+  const std::vector<bool>& bwd = rules_.at(stage).read_by_backward;
   for (NodeId id : values) {
     if (!store_.has(s, id)) return make_error("{} to send is missing", graph_.node(id).name);
     at::Tensor t = store_.get(s, id).at(0).resolve_conj().contiguous();  // no lazy conjugate bit on the wire
@@ -236,7 +249,8 @@ Status StageWorker::send(StageIdx stage, MicrobatchIdx mb, bool backward) {
     int code = MPI_Isend(t.data_ptr(), static_cast<int>(t.nbytes()), MPI_BYTE, to,
                          tag(backward, peer, mb), MPI_COMM_WORLD, &request);
     if (code != MPI_SUCCESS) return make_error("MPI_Isend of {} to rank {} failed", graph_.node(id).name, to);
-    pending_.emplace_back(request, t);
+    held_.add({t});
+    pending_.push_back({request, t, send_release_.at(index)});
     if (backward || !bwd[static_cast<size_t>(id)]) store_.drop(s, id);
   }
   return ok_status();
@@ -270,14 +284,27 @@ Status StageWorker::recv(StageIdx stage, MicrobatchIdx mb, bool backward) {
   return ok_status();
 }
 
-Status StageWorker::finish_step() {
-  for (auto& [request, tensor] : pending_) {
-    if (MPI_Wait(&request, MPI_STATUS_IGNORE) != MPI_SUCCESS) return make_error("MPI_Wait failed");
+// Waits for the sends released after action `released_after` (every pending
+// send when it is the action count) and frees their buffers.
+Status StageWorker::complete_sends(int32_t released_after) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->released_after != released_after) {
+      ++it;
+      continue;
+    }
+    if (MPI_Wait(&it->request, MPI_STATUS_IGNORE) != MPI_SUCCESS) return make_error("MPI_Wait failed");
+    held_.remove({it->buffer});
+    it = pending_.erase(it);
   }
-  pending_.clear();
-  if (store_.live_bytes() != 0) {
-    return make_error("rank {}: {} activation bytes still held at the end of the step", rank_,
-                      store_.live_bytes());
+  return ok_status();
+}
+
+Status StageWorker::finish_step() {
+  const auto actions = static_cast<int32_t>(setup_.lowered.ranks[static_cast<size_t>(rank_)].size());
+  if (Status s = complete_sends(actions); !s) return s;
+  if (!pending_.empty()) return make_error("rank {}: {} sends never completed", rank_, pending_.size());
+  if (store_.entries() != 0) {
+    return make_error("rank {}: {} values still held at the end of the step", rank_, store_.entries());
   }
   return ok_status();
 }

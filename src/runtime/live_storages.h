@@ -7,6 +7,7 @@
 // measured peak is comparable with the planner's liveness-based estimate.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -20,7 +21,9 @@ class LiveStorages {
   void add(const std::vector<at::Tensor>& values) {
     for (const at::Tensor& t : values) {
       if (!t.defined()) continue;
-      if (refs_[t.storage().unsafeGetStorageImpl()]++ == 0) bytes_ += storage_bytes(t);
+      if (refs_[t.storage().unsafeGetStorageImpl()]++ > 0) continue;
+      bytes_ += storage_bytes(t);
+      peak_ = std::max(peak_, bytes_);
     }
   }
   void remove(const std::vector<at::Tensor>& values) {
@@ -33,13 +36,14 @@ class LiveStorages {
     }
   }
   int64_t bytes() const { return bytes_; }
+  int64_t peak() const { return peak_; }  // the largest bytes() so far
 
  private:
   static int64_t storage_bytes(const at::Tensor& t) {
     return static_cast<int64_t>(t.storage().nbytes());
   }
   std::unordered_map<const void*, int32_t> refs_;
-  int64_t bytes_ = 0;
+  int64_t bytes_ = 0, peak_ = 0;
 };
 
 }  // namespace autopar

@@ -40,4 +40,10 @@ double OptimizerState::state_bytes() const {
   return bytes;
 }
 
+std::vector<at::Tensor> OptimizerState::state() const {
+  std::vector<at::Tensor> all = m_;
+  all.insert(all.end(), v_.begin(), v_.end());
+  return all;
+}
+
 }  // namespace autopar

@@ -33,6 +33,8 @@ class OptimizerState {
   void allocate(const std::vector<at::Tensor>& params);
   // Bytes of optimizer state held (two moments per element for AdamW).
   double state_bytes() const;
+  // The state tensors (AdamW: every first moment, then every second moment).
+  std::vector<at::Tensor> state() const;
 
  private:
   OptimizerConfig config_;

@@ -141,17 +141,6 @@ void record(const ShardComparison& s, const std::string& what, Comparison& c) {
   }
 }
 
-// The tolerance of a parameter after `steps` optimizer steps. AdamW moves an
-// element by about lr per step whatever its gradient's size (m / sqrt(v)), so
-// a gradient within rounding of zero that has the other sign on one side moves
-// the parameter 2 lr the other way: that much per step is allowed besides the
-// gradient's tolerance. SGD moves it by lr times the gradient's difference.
-CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
-                                   int64_t steps) {
-  double per_step = optimizer.kind == Optimizer::kAdamW ? 2 * optimizer.lr : optimizer.lr * tol.atol;
-  return CheckTolerance{tol.rtol, tol.atol + per_step * static_cast<double>(steps)};
-}
-
 // One step's check, after the ranks' optimizer step: rank 0 runs the unsplit
 // step, then the loss, every gradient and buffer update, and every parameter
 // after both optimizer steps are compared block by block on every rank
@@ -286,6 +275,12 @@ Status write_memory_by_node(const Graph& graph, const Plan& plan, const SpmdExec
 }
 
 }  // namespace
+
+CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
+                                   int64_t steps) {
+  double per_step = optimizer.kind == Optimizer::kAdamW ? 2 * optimizer.lr : optimizer.lr * tol.atol;
+  return CheckTolerance{tol.rtol, tol.atol + per_step * static_cast<double>(steps)};
+}
 
 Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
                                           const SpmdMesh& mesh, const SpmdRunOptions& options) {

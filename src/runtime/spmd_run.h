@@ -26,6 +26,7 @@
 
 #include "ir/expected.h"
 #include "ir/graph.h"
+#include "memory/peak_check.h"
 #include "planner/auto_plan.h"
 #include "runtime/optimizer.h"
 #include "runtime/shard_compare.h"
@@ -51,7 +52,7 @@ struct SpmdRunOptions {
   bool check_nodes = false;
   // With check: every rank's measured peak must be within this fraction of
   // the plan's predicted peak (memory/step_memory.h), or the check fails.
-  double memory_tolerance = 0.05;
+  double memory_tolerance = kPeakMemoryTolerance;
   // Rank 0 writes, for the last step, each position's predicted and measured
   // bytes (CSV) there; "" = off.
   std::string memory_by_node_path;
@@ -64,6 +65,14 @@ struct SpmdRunResult {
   // Largest |measured - predicted| / predicted peak memory over the ranks.
   double memory_error = 0;
 };
+
+// The tolerance of a parameter after `steps` optimizer steps. AdamW moves an
+// element by about lr per step whatever its gradient's size (m / sqrt(v)), so
+// a gradient within rounding of zero that has the other sign on one side moves
+// the parameter 2 lr the other way: that much per step is allowed besides the
+// gradient's tolerance. SGD moves it by lr times the gradient's difference.
+CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerConfig& optimizer,
+                                   int64_t steps);
 
 // Errors are this rank's (the caller aborts the job with them).
 Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,

@@ -2,7 +2,8 @@
 # Launches `autopar pipeline` under mpirun and checks the outcome.
 #   pipeline_run_test.sh AUTOPAR EXPECT NP PATTERN [autopar pipeline args...]
 # EXPECT:
-#   ok        exit 0, one passing check line per step
+#   ok        exit 0, one passing check line per step, every rank's peak memory
+#             beside the model's and a passing memory check (within 5%)
 #   refuse    exit non-zero within 60 s (startup under load included), every rank prints "refusing to run:" and PATTERN,
 #             no step ran
 #   disagree  like refuse, but only rank 0 is given --stage-shapes PATTERN_FILE (MPMD launch);
@@ -35,7 +36,9 @@ case $expect in
     [ "$steps" -ge 1 ] || fail "no step line"
     [ "$checks" -eq "$steps" ] || fail "$checks passing check lines for $steps steps"
     [ "$param_checks" -eq "$steps" ] || fail "$param_checks passing parameter check lines for $steps steps"
-    echo "$out" | grep -q '^peak activation bytes per rank: ' || fail "no peak activation line"
+    ranks=$(echo "$out" | grep -c '^peak memory rank [0-9]*: .* MiB (held tensors, [0-9]* B), model predicts ')
+    [ "$ranks" -eq "$np" ] || fail "$ranks peak memory lines for $np ranks"
+    echo "$out" | grep -q '^memory check: .*: OK$' || fail "no passing memory check"
     ;;
   refuse | disagree)
     [ "$rc" -ne 0 ] || fail "the job exited 0"

@@ -1,5 +1,6 @@
 # `autopar pipeline` jobs under mpirun (pipeline_run_test.sh), every one checked
-# against the single-process full-batch run. Small models keep the set short
+# against the single-process full-batch run, and every rank's peak memory
+# against the memory model (pipeline_memory.h, 5%). Small models keep the set short
 # on 2 cores: the mlp (2 hidden layers, or 6 for 8 stages) and llama3-debugmodel
 # with one layer per stage at batch 4, seq 16.
 set(MLP --model mlp --steps 2 --check)
@@ -24,6 +25,13 @@ pipeline_run(mlp_4_interleaved_v2 ok 4 check 180 ${MLP} --layers 6 --schedule in
              --stages-per-rank 2 --microbatches 4)
 pipeline_run(llama_2_interleaved_v2 ok 2 check 180 ${LLAMA} --layers 2 --schedule interleaved-1f1b
              --stages-per-rank 2 --microbatches 4)
+
+# AdamW: its state (two f32 moments per param element) is held from before
+# step 1, and the parameters after each step are checked.
+pipeline_run(mlp_2_1f1b_adamw ok 2 check 120 ${MLP} --schedule 1f1b --microbatches 4
+             --optimizer adamw)
+pipeline_run(llama_4_zb-h1_adamw ok 4 check 180 ${LLAMA} --layers 2 --schedule zb-h1
+             --microbatches 4 --optimizer adamw)
 
 # Given shapes: a wrong one is reported on every rank naming the stage and value;
 # ranks that disagree on inference all refuse instead of hanging.

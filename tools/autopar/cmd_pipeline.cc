@@ -30,6 +30,7 @@ struct PipelineCommandOptions {
   int32_t microbatches = 0;
   int32_t stages_per_rank = 1;
   int64_t steps = 1;
+  std::string optimizer = "sgd";
   double lr = 1e-3;
   uint64_t seed = 0;
   bool check = false;
@@ -50,8 +51,30 @@ Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches) {
   return micro->begin()->second.shape.at(0);
 }
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Each rank's measured peak beside the model's (pipeline_memory.h), then the
+// memory check, in autopar run's words.
+void print_memory(const pipeline::PipelineRunResult& r, bool check) {
+  for (size_t k = 0; k < r.peak_bytes.size(); ++k) {
+    const pipeline::RankMemory& m = r.predicted.at(k);
+    const double predicted = static_cast<double>(m.peak_bytes);
+    fmt::print("peak memory rank {}: {:.3f} MiB (held tensors, {} B), model predicts {:.3f} MiB ({} B, "
+               "{:+.2f}%); predicted peak at {}: {}\n",
+               k, r.peak_bytes[k] / kMiB, r.peak_bytes[k], predicted / kMiB, m.peak_bytes,
+               predicted > 0 ? (r.peak_bytes[k] - predicted) / predicted * 100 : 0.0, m.peak_action,
+               pipeline::describe_parts(m));
+  }
+  if (check) {
+    fmt::print("memory check: largest |measured - predicted| {:.2f}% of the prediction (rank {}), "
+               "tolerance {:g}%: {}\n",
+               r.memory.error * 100, r.memory.worst_rank, r.memory.tolerance * 100,
+               r.memory.ok ? "OK" : "FAILED");
+  }
+}
+
 void print_summary(const pipeline::PipelineSetup& setup, const pipeline::PipelineRunResult& r,
-                   double inference_s) {
+                   double inference_s, bool check) {
   fmt::print("{}: {:.1f} ms on the slowest rank ({} metadata messages, {} direct hand-offs on rank 0)\n",
              setup.inferred ? "shape inference" : "given stage shapes checked", inference_s * 1e3,
              setup.meta_messages_sent, setup.direct_hand_offs);
@@ -59,7 +82,19 @@ void print_summary(const pipeline::PipelineSetup& setup, const pipeline::Pipelin
     fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks))\n", k + 1,
                r.steps[k].makespan_s * 1e3, r.steps[k].bubble() * 100, r.steps[k].ranks);
   }
-  fmt::print("peak activation bytes per rank: {}\n", fmt::join(r.peak_activation_bytes, " "));
+  print_memory(r, check);
+}
+
+// Every rank has every figure, so every rank reaches the same verdict.
+int check_verdict(const pipeline::PipelineRunResult& r, int rank) {
+  if (r.worst_ratio > 1) {
+    return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
+                                    r.worst_ratio));
+  }
+  if (!r.memory.ok) {
+    return report_error(fmt::format("rank {}: memory check failed: {}", rank, describe_worst(r.memory)));
+  }
+  return kExitOk;
 }
 
 int run_pipeline(const PipelineCommandOptions& o) {
@@ -95,6 +130,8 @@ int run_pipeline(const PipelineCommandOptions& o) {
       setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
                                                   : pipeline::StageBalance::kCount;
     }
+    std::optional<Optimizer> optimizer = parse_optimizer(o.optimizer);
+    if (!optimizer) return refuse(fmt::format("--optimizer {}: use sgd or adamw", o.optimizer));
     if (!o.stage_shapes.empty()) {
       // Only this rank may have the file: its errors end the job, never a hang.
       Expected<std::string> text = read_text_file(o.stage_shapes);
@@ -109,22 +146,22 @@ int run_pipeline(const PipelineCommandOptions& o) {
     if (!inference_s) world.abort(inference_s.error().message);
     if (rank == 0) {
       fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
-                 "sgd lr {:g}, seed {}\n",
+                 "{} lr {:g}, seed {}\n",
                  full->name, world.size(), setup->stages.size(), o.schedule, o.microbatches, *rows,
-                 o.steps, o.lr, o.seed);
+                 o.steps, o.optimizer, o.lr, o.seed);
       std::fflush(stdout);
     }
-    PipelineRunOptions run{o.steps, o.lr, o.seed, o.check, {}};
+    PipelineRunOptions run;
+    run.steps = o.steps;
+    run.optimizer = OptimizerConfig{.kind = *optimizer, .lr = o.lr};
+    run.seed = o.seed;
+    run.check = o.check;
     Expected<pipeline::PipelineRunResult> result =
         pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
     if (!result) world.abort(result.error().message);
-    if (rank == 0) print_summary(*setup, *result, *inference_s);
+    if (rank == 0) print_summary(*setup, *result, *inference_s, o.check);
     std::fflush(stdout);
-    if (!result->check_ok) {
-      return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
-                                      result->worst_ratio));
-    }
-    return kExitOk;
+    return o.check ? check_verdict(*result, rank) : kExitOk;
   });
 }
 
@@ -142,10 +179,14 @@ Command add_pipeline_command(CLI::App& parent) {
       ->required();
   app->add_option("--stages-per-rank", o->stages_per_rank, "Stages per rank V")->capture_default_str();
   app->add_option("--steps", o->steps, "Training steps")->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--lr", o->lr, "SGD learning rate")->capture_default_str();
+  app->add_option("--optimizer", o->optimizer, "sgd or adamw (state allocated before step 1)")
+      ->check(CLI::IsMember({"adamw", "sgd"}))
+      ->capture_default_str();
+  app->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
   app->add_option("--seed", o->seed, "Seed of the initial values and the data")->capture_default_str();
   app->add_flag("--check", o->check,
-                "Compare the loss and every gradient with the single-process full-batch run");
+                "Compare the loss, every gradient and every parameter with the single-process "
+                "full-batch run, and each rank's peak memory with the model's (5%)");
   app->add_option("--stage-shapes", o->stage_shapes,
                   "JSON of each stage's input/output metas: skip inference, check them instead")
       ->type_name("FILE");
