@@ -5,7 +5,9 @@
 // as FlexFlow's simulator and Alpa's profiler do: on a CPU the roofline misses
 // per-call overheads, transcendental pointwise ops, the blocked attention
 // kernel's per-head loops and scatter-style backwards by factors of 3 to 60
-// (bench/RESULTS.md, "Step time: measured against predicted").
+// (bench/RESULTS.md, "Step time: measured against predicted"). Each
+// parameter's optimizer update is timed the same way on each of its local
+// shapes (keys from cost/compute_cost.h update_key).
 //
 // Conditions as in a step: every rank of the calibration job (the mesh's
 // rank count, one per core) runs the same call at the same time, so ranks

@@ -66,5 +66,38 @@ TEST(Calibrate, QuickRunWritesAProfileThePlannerLoads) {
   std::remove(out.c_str());
 }
 
+// With a graph and a mesh, the profile carries every local op call the
+// planner may choose (each key names an op the model has), each parameter's
+// update, and the runtime's own time per op; `autopar plan` then costs the
+// model by them.
+TEST(Calibrate, ModelAndMeshMeasureItsOpCallsAndThePlannerUsesThem) {
+  if (!mpirun_available()) GTEST_SKIP() << "mpirun is not on PATH (install openmpi-bin)";
+  std::string out = testing::TempDir() + "autopar_calibrate_mlp_" + std::to_string(getpid()) + ".json";
+  std::string command = std::string("'") + AUTOPAR_CLI + "' calibrate --quick --model mlp --mesh 2 --out '" + out + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  Expected<HardwareProfile> hw = load_hardware(out);
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_GT(hw->op_times.size(), 10u);
+  EXPECT_GT(hw->node_overhead_s, 0);
+  EXPECT_TRUE(hw->adamw_update.measured());
+  bool has_mm = false, has_update = false;
+  for (const auto& [key, seconds] : hw->op_times) {
+    EXPECT_GT(seconds, 0) << key;
+    has_mm = has_mm || key.rfind("aten.addmm.default(", 0) == 0 || key.rfind("aten.mm.default(", 0) == 0;
+    has_update = has_update || key.rfind("optimizer.adamw(", 0) == 0;
+  }
+  EXPECT_TRUE(has_mm);
+  EXPECT_TRUE(has_update);
+  for (const RingFigures& r : hw->intra_node.measured) EXPECT_GT(r.bandwidth_bytes_per_s, 0);
+  std::string plan = std::string("'") + AUTOPAR_CLI + "' plan --model mlp --mesh 2 --hardware '" + out + "' > /dev/null";
+  EXPECT_EQ(std::system(plan.c_str()), 0) << plan;
+  std::remove(out.c_str());
+}
+
+TEST(Calibrate, AGraphWithoutAMeshIsAUsageError) {
+  std::string command = std::string("'") + AUTOPAR_CLI + "' calibrate --quick --model mlp --out /dev/null 2>/dev/null";
+  EXPECT_NE(std::system(command.c_str()), 0);
+}
+
 }  // namespace
 }  // namespace autopar

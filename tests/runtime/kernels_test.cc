@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/exp.h>
@@ -13,6 +14,7 @@
 
 #include "models/mlp.h"
 #include "runtime/init.h"
+#include "runtime/process_memory.h"
 #include "runtime/kernels.h"
 #include "runtime/local_executor.h"
 #include "runtime/shard_tensor.h"
@@ -87,6 +89,22 @@ TEST(Kernels, ViewTakesItsShapeFromTheLocalOutputNotTheAttribute) {
   Expected<std::vector<at::Tensor>> r = run_kernel(node, in, {&out, 1});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ((*r)[0].sizes(), at::IntArrayRef({12}));
+}
+
+// runtime/process_memory.h: a freed tensor's block serves the next tensor of
+// that size, so a step touches no fresh page after the first.
+TEST(ProcessMemory, AFreedBlockServesTheNextTensorOfItsSize) {
+  keep_freed_memory();
+  const void* first = nullptr;
+  {
+    at::Tensor a = at::empty({1 << 16}, at::kFloat);
+    first = a.data_ptr();
+  }
+  at::Tensor b = at::empty({1 << 16}, at::kFloat);
+  EXPECT_EQ(b.data_ptr(), first);
+  at::Tensor c = at::empty({1 << 16}, at::kFloat);  // b still holds its block
+  EXPECT_NE(c.data_ptr(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.data_ptr()) % 64, 0u);
 }
 
 TEST(Kernels, ViewSlicesTheInnerDimsOfARegroupFromAReplicatedInput) {
