@@ -350,8 +350,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     bool ops_here = graph_file && (ranks == mesh_devices);
     Expected<WorkerResult> job = run_worker_job(options, ranks, ops_here ? graph_file->path() : std::string());
     if (!job) return job.error();
-    const std::vector<CollectiveSample>* samples = &job->samples;
-    Expected<LinkFit> fit = fit_rank_count(ranks, *samples);
+    Expected<LinkFit> fit = fit_rank_count(ranks, job->samples);
     if (!fit) return fit.error();
     fmt::print(stderr, "calibrate: {} ranks: alpha {:.2f} us, bandwidth {:.3f} GB/s (all collectives)\n", ranks,
                fit->all.latency_s * 1e6, fit->all.bandwidth_bytes_per_s / 1e9);
@@ -360,7 +359,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
                  link.latency_s * 1e6, link.bandwidth_bytes_per_s / 1e9);
     }
     fits.push_back(*fit);
-    all_samples.insert(all_samples.end(), samples->begin(), samples->end());
+    all_samples.insert(all_samples.end(), job->samples.begin(), job->samples.end());
     adamw = job->adamw_update;
     sgd = job->sgd_update;
     if (ops_here) {

@@ -14,7 +14,9 @@ struct StepContext {
   Tracer* tracer = nullptr;
   const RedistStep& step;
   const std::string& tensor;
-  mutable double bytes = 0;  // B of the collective the step ran (comm_cost.h)
+  // B of the collective the step ran (comm_cost.h), for its trace event,
+  // which spans the whole step: packing, the transfer and unpacking.
+  mutable double bytes = 0;
 };
 
 // The dtypes the communicator moves (complex goes as its real view); it
@@ -32,14 +34,6 @@ Expected<DType> wire_dtype(const at::Tensor& x) {
   }
 }
 
-// Notes a blocking collective's B bytes for the step's trace event, which
-// spans the whole step: packing the blocks, the transfer and unpacking (what
-// the cost model's collective time stands for on this runtime).
-template <typename F>
-Status tallied(const StepContext& ctx, double bytes, F&& call) {
-  ctx.bytes = bytes;
-  return call();
-}
 
 // A shard step splits a local dim evenly or refuses: at::chunk would quietly
 // hand out unequal or missing blocks (a plan passing through a sharding finer
@@ -64,9 +58,8 @@ Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext&
   std::vector<int64_t> sizes{ctx.group};
   for (int64_t s : send.sizes()) sizes.push_back(s);
   at::Tensor recv = at::empty(sizes, send.options());
-  Status s = tallied(ctx, static_cast<double>(recv.nbytes()), [&] {
-    return ctx.comm.all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), *dt);
-  });
+  ctx.bytes = static_cast<double>(recv.nbytes());
+  Status s = ctx.comm.all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), *dt);
   if (!s) return s.error();
   return at::cat(recv.unbind(0), dim);
 }
@@ -75,9 +68,8 @@ Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
   at::Tensor buf = x.contiguous().clone();
   Expected<DType> dt = wire_dtype(buf);
   if (!dt) return dt.error();
-  Status s = tallied(ctx, static_cast<double>(buf.nbytes()), [&] {
-    return ctx.comm.all_reduce_sum(buf.data_ptr(), buf.numel(), *dt);
-  });
+  ctx.bytes = static_cast<double>(buf.nbytes());
+  Status s = ctx.comm.all_reduce_sum(buf.data_ptr(), buf.numel(), *dt);
   if (!s) return s.error();
   return buf;
 }
@@ -89,9 +81,8 @@ Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepCont
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty(send.sizes().slice(1), send.options());
-  Status s = tallied(ctx, static_cast<double>(send.nbytes()), [&] {
-    return ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
-  });
+  ctx.bytes = static_cast<double>(send.nbytes());
+  Status s = ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
   if (!s) return s.error();
   return recv;
 }
@@ -104,9 +95,8 @@ Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   at::Tensor recv = at::empty_like(send);
-  Status s = tallied(ctx, static_cast<double>(send.nbytes()), [&] {
-    return ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
-  });
+  ctx.bytes = static_cast<double>(send.nbytes());
+  Status s = ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
   if (!s) return s.error();
   return at::cat(recv.unbind(0), from_dim);
 }

@@ -82,7 +82,9 @@ std::string_view op_class(std::string_view op) {
   return "other";
 }
 
-void print_rows(const std::vector<std::pair<std::string, std::pair<double, double>>>& rows, size_t shown) {
+using TimeRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
+
+void print_rows(const TimeRows& rows, size_t shown) {
   std::pair<double, double> rest{0, 0};
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& [op, t] = rows[i];
@@ -97,8 +99,6 @@ void print_rows(const std::vector<std::pair<std::string, std::pair<double, doubl
                rest.first * 1e3, rest.second * 1e3);
   }
 }
-
-using TimeRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
 
 TimeRows largest_first(const std::map<std::string, std::pair<double, double>>& by_name) {
   TimeRows rows(by_name.begin(), by_name.end());
