@@ -59,13 +59,33 @@ std::string op_call_key(std::string_view op_name, const OpCall& call,
   return key;
 }
 
-std::string update_key(Optimizer optimizer, const TensorMeta& local) {
-  return fmt::format("optimizer.{}({})", optimizer == Optimizer::kAdamW ? "adamw" : "sgd", to_string(local));
+GradLayout gradient_layout(const Graph& graph, NodeId param) {
+  for (const GraphOutput& out : graph.outputs()) {
+    if (out.kind != OutputKind::kGradient || out.param != param) continue;
+    const Node& producer = graph.node(out.node);
+    if (producer.inputs.empty() || graph.node(producer.inputs[0]).outputs[0].shape.size() < 2) break;
+    bool transposes = false;
+    if (producer.op == OpId::kT) {
+      transposes = true;
+    } else if (producer.op == OpId::kTranspose) {
+      transposes = producer.attrs.get_int_or("dim0", 0) != producer.attrs.get_int_or("dim1", 0);
+    } else if (producer.op == OpId::kPermute) {
+      std::vector<int64_t> dims = producer.attrs.get_ints_or("dims", {});
+      for (size_t d = 0; d < dims.size(); ++d) transposes = transposes || dims[d] != static_cast<int64_t>(d);
+    }
+    return transposes ? GradLayout::kTransposed : GradLayout::kContiguous;
+  }
+  return GradLayout::kContiguous;
 }
 
-double update_time(Optimizer optimizer, const TensorMeta& local, const HardwareProfile& hw) {
+std::string update_key(Optimizer optimizer, const TensorMeta& local, GradLayout grad) {
+  return fmt::format("optimizer.{}({}{})", optimizer == Optimizer::kAdamW ? "adamw" : "sgd", to_string(local),
+                     grad == GradLayout::kTransposed ? ", grad transposed" : "");
+}
+
+double update_time(Optimizer optimizer, const TensorMeta& local, GradLayout grad, const HardwareProfile& hw) {
   if (!hw.op_times.empty()) {
-    auto it = hw.op_times.find(update_key(optimizer, local));
+    auto it = hw.op_times.find(update_key(optimizer, local, grad));
     if (it != hw.op_times.end()) return it->second;
   }
   DType dtype = local.dtype;

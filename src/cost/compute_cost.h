@@ -38,12 +38,22 @@ double compute_time(OpId op, const OpCall& call, std::span<const TensorMeta> out
 std::string op_call_key(std::string_view op_name, const OpCall& call,
                         std::span<const TensorMeta> outputs);
 
+// How a parameter's gradient reaches the optimizer. A weight's gradient is
+// often the transpose of what the backward's matmul wrote (linear's backward
+// ends in aten.t); the update first copies it into the parameter's layout, as
+// PyTorch's AccumulateGrad does, and on a CPU that copy can cost more than the
+// update itself (bench/RESULTS.md, "Step time: measured against predicted").
+enum class GradLayout { kContiguous, kTransposed };
+// kTransposed when the node that completes `param`'s gradient is a transposing
+// view (t, transpose, permute of a tensor of 2 or more dims).
+GradLayout gradient_layout(const Graph& graph, NodeId param);
+
 // One optimizer update of a parameter whose local shard is `local`: measured
 // (op_times under update_key), else the profile's per-tensor and per-element
 // figures, else a memory-bound pass.
-double update_time(Optimizer optimizer, const TensorMeta& local, const HardwareProfile& hw);
-// "optimizer.adamw(f32[256, 128])".
-std::string update_key(Optimizer optimizer, const TensorMeta& local);
+double update_time(Optimizer optimizer, const TensorMeta& local, GradLayout grad, const HardwareProfile& hw);
+// "optimizer.adamw(f32[256, 128])", "optimizer.adamw(f32[256, 128], grad transposed)".
+std::string update_key(Optimizer optimizer, const TensorMeta& local, GradLayout grad);
 
 // A node of a graph on full (unsharded) shapes.
 double node_compute_time(const Graph& graph, NodeId id, const HardwareProfile& hw);

@@ -261,6 +261,10 @@ Expected<WorkerResult> run_worker_job(const CalibrateOptions& options, int ranks
       parsed = parse_op_line(line, result);
     } else if (line.rfind(kOverheadLinePrefix, 0) == 0) {
       result.node_overhead_s = std::strtod(line.c_str() + kOverheadLinePrefix.size(), nullptr);
+    } else if (line.rfind(kInputsLinePrefix, 0) == 0) {
+      std::istringstream in(line.substr(kInputsLinePrefix.size()));
+      in >> result.op_inputs >> result.step_footprint_bytes >> result.cache_bytes;
+      if (!in) parsed = make_error("cannot parse MPI worker line '{}'", line);
     }  // anything else is mpirun chatter
     if (!parsed) bad_line = parsed.error().message;
     line.clear();
@@ -341,6 +345,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   UpdateCost adamw, sgd;  // from the last job (the largest), or measured here without MPI
   std::unordered_map<std::string, double> op_times;
   double node_overhead_s = 0;
+  nlohmann::ordered_json op_inputs;
   if (options.compute_only) {
     adamw = fit_update(Optimizer::kAdamW, options.quick);
     sgd = fit_update(Optimizer::kSgd, options.quick);
@@ -365,6 +370,12 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     if (ops_here) {
       op_times = std::move(job->op_times);
       node_overhead_s = job->node_overhead_s;
+      op_inputs = {{"inputs", job->op_inputs},
+                   {"step_footprint_bytes", job->step_footprint_bytes},
+                   {"cache_bytes", job->cache_bytes}};
+      fmt::print(stderr, "calibrate: op calls timed on {} inputs: a ddp step touches {:.1f} MiB per rank, {} the "
+                 "{:.1f} MiB a core caches\n", job->op_inputs, job->step_footprint_bytes / (1 << 20),
+                 job->op_inputs == "warm" ? "within" : "beyond", job->cache_bytes / (1 << 20));
     }
   }
   Expected<HardwareProfile> fallback = load_hardware("cpu");
@@ -382,6 +393,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   if (options.graph) {
     out["calibration"]["op_times_for"] =
         fmt::format("{} on mesh {}", options.graph->name, fmt::join(options.mesh_shape, "x"));
+    out["calibration"]["op_inputs"] = op_inputs;
   }
   return out.dump(2) + "\n";
 }

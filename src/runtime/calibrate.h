@@ -88,10 +88,13 @@ struct WorkerTask {
 //   AUTOPAR_UPDATE <adamw|sgd> <per_tensor_s> <per_element_s>
 //   AUTOPAR_OP <seconds> <op_call_key>
 //   AUTOPAR_OVERHEAD <seconds>   (the runtime's own time per op)
+//   AUTOPAR_INPUTS <warm|cold> <step_footprint_bytes> <cache_bytes>
+//                                (where the op calls found their inputs)
 inline constexpr std::string_view kSampleLinePrefix = "AUTOPAR_SAMPLE ";
 inline constexpr std::string_view kUpdateLinePrefix = "AUTOPAR_UPDATE ";
 inline constexpr std::string_view kOpLinePrefix = "AUTOPAR_OP ";
 inline constexpr std::string_view kOverheadLinePrefix = "AUTOPAR_OVERHEAD ";
+inline constexpr std::string_view kInputsLinePrefix = "AUTOPAR_INPUTS ";
 // Runs inside each rank of the mpirun job. Returns the exit code.
 int run_mpi_worker(const WorkerTask& task, int* argc, char*** argv);
 
@@ -100,6 +103,8 @@ struct WorkerResult {
   UpdateCost adamw_update, sgd_update;
   std::unordered_map<std::string, double> op_times;
   double node_overhead_s = 0;
+  std::string op_inputs;  // warm or cold (calibrate_ops.h), with the figures that chose it
+  double step_footprint_bytes = 0, cache_bytes = 0;
 };
 // Parent side: launches the worker job with `ranks` ranks and parses its lines.
 // graph_file (optional): the graph for the op calls, on options.mesh_shape.

@@ -28,6 +28,7 @@ struct LocalCall {
   std::string key;
   NodeId node = kNoNode;
   std::optional<Optimizer> update;  // set: the optimizer's update of parameter `node`
+  GradLayout grad = GradLayout::kContiguous;  // an update's gradient, as the runtime hands it over
   std::vector<TensorMeta> inputs, outputs;
   std::vector<double> times;  // one per round that ran it
   bool failed = false;
@@ -43,6 +44,7 @@ Expected<std::vector<LocalCall>> distinct_calls(const Graph& graph, const Device
     const Node& node = graph.node(v);
     const NodeStrategies& ns = sg->nodes[static_cast<size_t>(v)];
     if (node.is_placeholder() && node.kind == PlaceholderKind::kParam) {
+      GradLayout grad = gradient_layout(graph, v);
       for (StrategyIdx s = 0; s < ns.size(); ++s) {
         TensorMeta local{local_shape(node.outputs[0].shape, ns.output(s, 0), mesh), node.outputs[0].dtype};
         for (Optimizer optimizer : {Optimizer::kAdamW, Optimizer::kSgd}) {
@@ -50,7 +52,8 @@ Expected<std::vector<LocalCall>> distinct_calls(const Graph& graph, const Device
           call.node = v;
           call.update = optimizer;
           call.inputs = {local};
-          call.key = update_key(optimizer, local);
+          call.grad = grad;
+          call.key = update_key(optimizer, local, grad);
           if (seen.insert(call.key).second) calls.push_back(std::move(call));
         }
       }
@@ -96,7 +99,15 @@ CallData prepare(const LocalCall& call) {
   CallData data;
   if (call.update) {
     data.param = {made_up_input(call.inputs[0])};
-    data.grad = {made_up_input(call.inputs[0])};
+    if (call.grad == GradLayout::kTransposed) {  // the same shape, its dims stored in reverse order
+      TensorMeta reversed = call.inputs[0];
+      std::reverse(reversed.shape.begin(), reversed.shape.end());
+      std::vector<int64_t> dims(reversed.shape.size());
+      for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(dims.size() - 1 - d);
+      data.grad = {made_up_input(reversed).permute(dims)};
+    } else {
+      data.grad = {made_up_input(call.inputs[0])};
+    }
     OptimizerConfig config;
     config.kind = *call.update;
     data.optimizer.emplace(config);
@@ -107,20 +118,27 @@ CallData prepare(const LocalCall& call) {
   return data;
 }
 
-// One timed call, all ranks starting together.
-Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Communicator& comm) {
-  if (Status s = comm.barrier(); !s) return s;
+// The call itself, untimed or timed.
+Expected<std::vector<at::Tensor>> call_once(const Graph& graph, const LocalCall& call, CallData& data) {
   if (call.update) {
-    Clock::time_point start = Clock::now();
     data.optimizer->step(data.param, data.grad);
-    call.times.push_back(seconds_since(start));
-    return ok_status();
+    return std::vector<at::Tensor>{};
   }
-  const std::vector<at::Tensor>& inputs = data.inputs;
   KernelContext context;
   context.random_key = 1;
+  return run_kernel(graph.node(call.node), data.inputs, call.outputs, context);
+}
+
+// One timed call, all ranks starting together; with warm inputs, after an
+// untimed call on the same inputs.
+Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Communicator& comm, OpInputs where) {
+  if (where == OpInputs::kWarm && !call_once(graph, call, data)) {
+    call.failed = true;  // the same on every rank: the inputs' shapes are
+  }
+  if (Status s = comm.barrier(); !s) return s;
+  if (call.failed) return ok_status();
   Clock::time_point start = Clock::now();
-  Expected<std::vector<at::Tensor>> out = run_kernel(graph.node(call.node), inputs, call.outputs, context);
+  Expected<std::vector<at::Tensor>> out = call_once(graph, call, data);
   double t = seconds_since(start);
   if (!out) {
     call.failed = true;  // the same on every rank: the inputs' shapes are
@@ -133,19 +151,19 @@ Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Commu
 }  // namespace
 
 Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mesh, const Communicator& comm,
-                                       bool quick) {
+                                       OpInputs inputs, bool quick) {
   Expected<std::vector<LocalCall>> calls = distinct_calls(graph, mesh);
   if (!calls) return calls.error();
   Clock::time_point start = Clock::now();
-  // Every call's inputs are made once, before the rounds: by its turn they
-  // have left the near caches, as a step's operands have.
+  // Every call's inputs are made once, before the rounds: by its turn (cold)
+  // they have left the near caches, or (warm) an untimed call brings them back.
   std::vector<CallData> data;
   for (const LocalCall& call : *calls) data.push_back(prepare(call));
   const int rounds = quick ? 1 : 7;
   for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
     for (size_t c = 0; c < calls->size(); ++c) {
       if ((*calls)[c].failed) continue;
-      if (Status s = run_once(graph, (*calls)[c], data[c], comm); !s) return s.error();
+      if (Status s = run_once(graph, (*calls)[c], data[c], comm, inputs); !s) return s.error();
     }
     if (round == 0) {
       for (LocalCall& call : *calls) call.times.clear();

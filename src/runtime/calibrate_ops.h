@@ -13,8 +13,16 @@
 // rank count, one per core) runs the same call at the same time, so ranks
 // share the memory bandwidth and caches as they do in a step; and the calls
 // go round robin, each once per round, rather than one call repeated, so no
-// call finds its code and data warm from its own previous run. A call's time
-// is the median over the rounds of the slowest rank.
+// call finds its code warm from its own previous run. A call's time is the
+// median over the rounds of the slowest rank.
+//
+// Where its inputs are: a step whose tensors fit the cache a core can use
+// reads every operand from that cache, and one that does not reads most of
+// them from memory; on this project's VMs the two differ by 1.7x for the same
+// matmul (bench/RESULTS.md). So the caller says which (OpInputs, chosen from
+// the step's measured footprint against the measured cache): warm inputs are
+// touched by an untimed call just before the timed one; cold inputs are made
+// before the rounds, and by their turn the other calls have pushed them out.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +47,8 @@ struct OpCallTimes {
 // Inputs are made up: normal floats, zeros for integers and booleans (valid
 // indices and targets for any gather, embedding or loss). Progress on stderr
 // (rank 0). quick: one round (tests).
+enum class OpInputs { kCold, kWarm };
 Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mesh, const Communicator& comm,
-                                       bool quick);
+                                       OpInputs inputs, bool quick);
 
 }  // namespace autopar

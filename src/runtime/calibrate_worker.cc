@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -45,6 +46,9 @@ constexpr CollectiveCase kCases[] = {{Collective::kAllGather, "S(0)", "R"},
                                      {Collective::kAllReduce, "P", "R"},
                                      {Collective::kAllToAll, "S(0)", "S(1)"}};
 constexpr int64_t kColumns = 256;
+// Written before each timed collective: more than a core's private caches, so
+// the call meets its buffers as a step does, after other ops have run.
+constexpr int64_t kEvictBytes = 16 << 20;
 
 struct PreparedCase {
   at::Tensor local;
@@ -68,19 +72,17 @@ Expected<PreparedCase> prepare(const CollectiveCase& c, double bytes, const Spmd
   return p;
 }
 
-// Seconds per call as a rank of a step sees it: each call follows a burst of
-// compute (a step's ops between two collectives), so it starts cold and waits
-// for the rank that finished its burst last, as in a step; every call
-// allocates its result. The mean over ranks of each rank's mean. Every rank
-// takes the same branches because the repetition count comes from a max over ranks.
-Expected<double> time_collective(const SpmdMesh& mesh, const PreparedCase& p, double budget_s) {
+// Seconds per call of the transfer itself: all ranks start each call
+// together (a barrier), so what is timed is the collective, not a wait for a
+// late rank; every call allocates its result, as in a step. The mean over
+// ranks of each rank's mean. Every rank takes the same branches because the
+// repetition count comes from a max over ranks.
+Expected<double> time_collective(const SpmdMesh& mesh, const PreparedCase& p, OpInputs where, double budget_s) {
   const Communicator& comm = mesh.world();
-  at::Tensor a = at::randn({256, 256}), b = at::randn({256, 256});
-  auto burst = [&] {
-    for (int i = 0; i < 2; ++i) a = at::mm(a, b).div_(256.0);
-  };
+  at::Tensor evict = at::empty({where == OpInputs::kCold ? kEvictBytes / 4 : 0});
   auto once = [&]() -> Expected<double> {
-    burst();
+    if (where == OpInputs::kCold) evict.fill_(1.0f);
+    if (Status s = comm.barrier(); !s) return s.error();
     Clock::time_point start = Clock::now();
     Expected<at::Tensor> out = execute_redistribution(p.local, p.plan, mesh, nullptr, "calibration");
     if (!out) return out.error();
@@ -105,13 +107,14 @@ Expected<double> time_collective(const SpmdMesh& mesh, const PreparedCase& p, do
   return *sum / comm.size();
 }
 
-Status measure_collectives(const SpmdMesh& mesh, const std::vector<double>& sizes_bytes, bool quick) {
+Status measure_collectives(const SpmdMesh& mesh, const std::vector<double>& sizes_bytes, OpInputs where,
+                           bool quick) {
   const Communicator& world = mesh.world();
   for (const CollectiveCase& c : kCases) {
     for (double bytes : sizes_bytes) {
       Expected<PreparedCase> p = prepare(c, bytes, mesh);
       if (!p) return p.error();
-      Expected<double> seconds = time_collective(mesh, *p, quick ? 0.01 : 0.05);
+      Expected<double> seconds = time_collective(mesh, *p, where, quick ? 0.01 : 0.05);
       if (!seconds) return seconds.error();
       if (world.rank() == 0) {
         std::printf("%s%s %d %.0f %.9g\n", kSampleLinePrefix.data(), std::string(collective_name(c.collective)).c_str(),
@@ -144,21 +147,32 @@ Status measure_updates(const Communicator& world, bool quick) {
   return ok_status();
 }
 
-// The runtime's own time per op beyond its kernel (walking the graph,
-// counting storages, tracing, choosing redistributions): the graph's steps
-// under the ddp layout, less every traced kernel and collective, per op.
-Expected<double> measure_node_overhead(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
-                                       const Communicator& world) {
+// The graph under the ddp layout, planned with `profile`.
+Expected<Plan> ddp_plan(const Graph& graph, const std::vector<int64_t>& mesh_shape, const HardwareProfile& profile) {
   PlanOptions options;
-  options.mesh_shape = task.mesh_shape;
-  options.hardware = cpu;
+  options.mesh_shape = mesh_shape;
+  options.hardware = profile;
   options.label = "ddp";
-  Expected<DeviceMesh> mesh = make_mesh(task.mesh_shape, cpu);
+  Expected<DeviceMesh> mesh = make_mesh(mesh_shape, profile);
   if (!mesh) return mesh.error();
   Expected<std::vector<PinSpec>> pins = baseline_pins("ddp", graph, *mesh);
   if (!pins) return pins.error();
   options.pins = std::move(*pins);
-  Expected<Plan> plan = make_plan(graph, options);
+  return make_plan(graph, options);
+}
+
+// What the graph's steps under the ddp layout show (the slowest rank's
+// figures): a step's time outside its collectives, and the bytes a rank's
+// step touches (the peak of its held tensors plus AdamW's two states per
+// parameter).
+struct DdpStepFigures {
+  double step_without_comm_s = 0;
+  double footprint_bytes = 0;
+};
+
+Expected<DdpStepFigures> measure_ddp_step(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
+                                          const Communicator& world) {
+  Expected<Plan> plan = ddp_plan(graph, task.mesh_shape, cpu);
   if (!plan) return plan.error();
   Expected<SpmdMesh> spmd_mesh = SpmdMesh::create(plan->mesh, world);
   if (!spmd_mesh) return spmd_mesh.error();
@@ -167,25 +181,81 @@ Expected<double> measure_node_overhead(const Graph& graph, const WorkerTask& tas
   Tracer tracer;
   SpmdExecutor exec(graph, *plan, *spmd_mesh, tracer);
   if (Status s = exec.load(*full); !s) return s.error();
-  auto busy_s = [&] {
+  auto comm_s = [&] {
     double busy = 0;
-    for (const auto& [op, t] : tracer.compute_by_op()) busy += t;
     for (const auto& [key, tally] : tracer.tallies()) busy += tally.time_s;
     return busy;
   };
-  std::vector<double> gaps;
-  for (int k = 0; k < (task.quick ? 2 : 6); ++k) {
-    double busy = busy_s();
+  std::vector<double> steps;
+  for (int k = 0; k < (task.quick ? 2 : 7); ++k) {
+    double comm = comm_s();
     Clock::time_point start = Clock::now();
     Expected<SpmdStepResult> step = exec.step();
     if (!step) return step.error();
-    double gap = seconds_since(start) - (busy_s() - busy);
-    if (k > 0) gaps.push_back(gap);  // the first step warms up
+    double t = seconds_since(start) - (comm_s() - comm);
+    if (k > 0) steps.push_back(t);  // the first step warms up
   }
-  std::sort(gaps.begin(), gaps.end());
-  int64_t ops = 0;
-  for (NodeId v = 0; v < graph.size(); ++v) ops += graph.node(v).is_placeholder() ? 0 : 1;
-  return world.max_over_ranks(std::max(0.0, gaps[gaps.size() / 2]) / static_cast<double>(std::max<int64_t>(ops, 1)));
+  std::sort(steps.begin(), steps.end());
+  DdpStepFigures figures;
+  Expected<double> step = world.max_over_ranks(steps[steps.size() / 2]);
+  if (!step) return step.error();
+  figures.step_without_comm_s = *step;
+  double state = 0;
+  for (const at::Tensor& p : exec.params()) state += 2.0 * static_cast<double>(p.nbytes());
+  Expected<double> footprint = world.max_over_ranks(tracer.peak_bytes() + state);
+  if (!footprint) return footprint.error();
+  figures.footprint_bytes = *footprint;
+  return figures;
+}
+
+// The runtime's own time per op: what the measured ddp step spends outside
+// its collectives beyond the calibrated times of its op calls, spread over
+// the ops the cost model charges it to. It holds what timing each call alone
+// cannot see: walking the graph, counting storages, tracing, and an op's
+// dispatch after a different op rather than after itself. Never below 0.
+Expected<double> node_overhead(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
+                               const OpCallTimes& ops, const DdpStepFigures& ddp) {
+  HardwareProfile measured = cpu;
+  measured.op_times = ops.seconds;
+  measured.node_overhead_s = 0;
+  Expected<Plan> calls_only = ddp_plan(graph, task.mesh_shape, measured);
+  if (!calls_only) return calls_only.error();
+  measured.node_overhead_s = 1e-6;  // how many ops the cost model charges an overhead to
+  Expected<Plan> per_op = ddp_plan(graph, task.mesh_shape, measured);
+  if (!per_op) return per_op.error();
+  double charged_ops = (per_op->summary.compute_s - calls_only->summary.compute_s) / 1e-6;
+  if (charged_ops < 0.5) return 0.0;
+  return std::max(0.0, (ddp.step_without_comm_s - calls_only->summary.compute_s) / charged_ops);
+}
+
+// The data a core can keep near it while its neighbours run: every rank at
+// once reads a buffer of growing size again and again; the cache is the
+// largest size still read at least 1.5 times as fast as the largest size
+// (memory). That is the last level, not the first: a matmul whose operands
+// wait in the last level cache runs as fast as one whose operands are in the
+// nearest (on this project's VMs, 27 GB/s up to 32 MiB against 12 GB/s from
+// memory; bench/RESULTS.md). The slowest rank's figure.
+Expected<double> measure_cache_bytes(const Communicator& world, bool quick) {
+  std::vector<double> sizes, rates;
+  for (int64_t bytes = 256 << 10; bytes <= (int64_t{quick ? 64 : 256} << 20); bytes *= 2) {
+    at::Tensor buffer = at::ones({bytes / 4});
+    if (Status s = world.barrier(); !s) return s.error();
+    at::Tensor sum = buffer.sum();  // warms it
+    int64_t read = 0;
+    Clock::time_point start = Clock::now();
+    while (read < (int64_t{quick ? 64 : 512} << 20) || seconds_since(start) < (quick ? 0.005 : 0.02)) {
+      sum = buffer.sum();
+      read += bytes;
+    }
+    Expected<double> slowest = world.max_over_ranks(seconds_since(start) / static_cast<double>(read));
+    if (!slowest) return slowest.error();
+    sizes.push_back(static_cast<double>(bytes));
+    rates.push_back(1.0 / *slowest);
+  }
+  double threshold = 1.5 * rates.back();
+  double cache = 0;
+  for (size_t i = 0; i < sizes.size() && rates[i] >= threshold; ++i) cache = sizes[i];
+  return cache;
 }
 
 Status measure_all(const Communicator& world, const WorkerTask& task) {
@@ -195,14 +265,31 @@ Status measure_all(const Communicator& world, const WorkerTask& task) {
   if (!line) return line.error();
   Expected<SpmdMesh> mesh = SpmdMesh::create(*line, world);
   if (!mesh) return mesh.error();
-  if (Status s = measure_collectives(*mesh, task.sizes_bytes, task.quick); !s) return s;
+  // Without a graph nothing says how much a step touches: the buffers are
+  // taken cold, as a model larger than the caches meets them.
+  OpInputs inputs = OpInputs::kCold;
+  std::optional<DdpStepFigures> ddp;
+  if (task.graph) {
+    Expected<DdpStepFigures> measured = measure_ddp_step(*task.graph, task, *cpu, world);
+    if (!measured) return measured.error();
+    ddp = *measured;
+    Expected<double> cache = measure_cache_bytes(world, task.quick);
+    if (!cache) return cache.error();
+    if (ddp->footprint_bytes <= *cache) inputs = OpInputs::kWarm;
+    if (world.rank() == 0) {
+      std::printf("%s%s %.0f %.0f\n", kInputsLinePrefix.data(), inputs == OpInputs::kWarm ? "warm" : "cold",
+                  ddp->footprint_bytes, *cache);
+      std::fflush(stdout);
+    }
+  }
+  if (Status s = measure_collectives(*mesh, task.sizes_bytes, inputs, task.quick); !s) return s;
   if (Status s = measure_updates(world, task.quick); !s) return s;
-  if (task.graph == nullptr) return ok_status();
+  if (!task.graph) return ok_status();
   Expected<DeviceMesh> graph_mesh = make_mesh(task.mesh_shape, *cpu);
   if (!graph_mesh) return graph_mesh.error();
-  Expected<OpCallTimes> ops = measure_op_calls(*task.graph, *graph_mesh, world, task.quick);
+  Expected<OpCallTimes> ops = measure_op_calls(*task.graph, *graph_mesh, world, inputs, task.quick);
   if (!ops) return ops.error();
-  Expected<double> overhead = measure_node_overhead(*task.graph, task, *cpu, world);
+  Expected<double> overhead = node_overhead(*task.graph, task, *cpu, *ops, *ddp);
   if (!overhead) return overhead.error();
   if (world.rank() == 0) {
     std::printf("%s%.9g\n", kOverheadLinePrefix.data(), *overhead);

@@ -17,9 +17,13 @@ void OptimizerState::step(std::vector<at::Tensor>& params, const std::vector<at:
   const double c2 = 1.0 - std::pow(config_.beta2, static_cast<double>(steps_));
   for (size_t i = 0; i < params.size(); ++i) {
     at::Tensor& p = params[i];
+    // A weight's gradient often arrives transposed (the backward of mm); one
+    // copy into the parameter's layout, as PyTorch's AccumulateGrad makes, is
+    // cheaper than five strided passes over it.
+    const at::Tensor g = grads[i].is_contiguous() ? grads[i] : grads[i].contiguous();
     p.mul_(1.0 - config_.lr * config_.weight_decay);
-    m_[i].mul_(config_.beta1).add_(grads[i], 1.0 - config_.beta1);
-    v_[i].mul_(config_.beta2).addcmul_(grads[i], grads[i], 1.0 - config_.beta2);
+    m_[i].mul_(config_.beta1).add_(g, 1.0 - config_.beta1);
+    v_[i].mul_(config_.beta2).addcmul_(g, g, 1.0 - config_.beta2);
     at::Tensor denom = (v_[i] / c2).sqrt_().add_(config_.eps);
     p.addcdiv_(m_[i], denom, -config_.lr / c1);
   }

@@ -354,6 +354,9 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
       result.check_ok = result.check_ok && *ok;
     }
     tracer.set_counting(true);
+    // The first step warms caches, allocators and libtorch's kernels: the
+    // per-op and per-collective tables, like the step time, leave it out.
+    if (k == 1 && options.steps > 1) tracer.reset_tallies();
   }
   if (root && !options.memory_by_node_path.empty()) {
     if (Status s = write_memory_by_node(graph, plan, exec, tracer, options.memory_by_node_path); !s) {

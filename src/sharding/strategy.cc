@@ -198,9 +198,10 @@ void add_update_times(const Graph& graph, StrategyGraph& sg, const HardwareProfi
     if (!node.is_placeholder() || node.kind != PlaceholderKind::kParam) continue;
     NodeStrategies& ns = sg.nodes[static_cast<size_t>(v)];
     ns.update_s.assign(static_cast<size_t>(ns.size()), 0.0);
+    GradLayout grad = gradient_layout(graph, v);
     for (StrategyIdx s = 0; s < ns.size(); ++s) {
       TensorMeta local{local_shape(node.outputs[0].shape, ns.output(s, 0), sg.mesh), node.outputs[0].dtype};
-      ns.update_s[static_cast<size_t>(s)] = update_time(optimizer, local, hw);
+      ns.update_s[static_cast<size_t>(s)] = update_time(optimizer, local, grad, hw);
     }
   }
 }

@@ -25,6 +25,7 @@ constexpr const char* kProfile = R"json({
   "inter_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 1e-5},
   "optimizer_update": {"adamw": {"per_tensor_s": 1e-5, "per_element_s": 1e-9}},
   "op_times": {"optimizer.adamw(f32[4, 8])": 0.25,
+               "optimizer.adamw(f32[4, 8], grad transposed)": 0.75,
                "aten.mm.default(f32[4, 8], f32[8, 2]) -> f32[4, 2]": 0.5}
 })json";
 
@@ -53,10 +54,35 @@ TEST(CalibratedCost, AMeasuredOpCallCostsItsTimePlusTheRuntimeOverhead) {
 
 TEST(CalibratedCost, AnUpdateIsMeasuredByShapeThenByTheFittedLine) {
   HardwareProfile hw = profile();
-  EXPECT_DOUBLE_EQ(update_time(Optimizer::kAdamW, TensorMeta{{4, 8}, DType::f32}, hw), 0.25);
-  EXPECT_DOUBLE_EQ(update_time(Optimizer::kAdamW, TensorMeta{{1000}, DType::f32}, hw), 1e-5 + 1000 * 1e-9);
+  const GradLayout plain = GradLayout::kContiguous, transposed = GradLayout::kTransposed;
+  EXPECT_DOUBLE_EQ(update_time(Optimizer::kAdamW, TensorMeta{{4, 8}, DType::f32}, plain, hw), 0.25);
+  // The same shape with its gradient arriving transposed is its own measurement.
+  EXPECT_DOUBLE_EQ(update_time(Optimizer::kAdamW, TensorMeta{{4, 8}, DType::f32}, transposed, hw), 0.75);
+  EXPECT_DOUBLE_EQ(update_time(Optimizer::kAdamW, TensorMeta{{1000}, DType::f32}, plain, hw), 1e-5 + 1000 * 1e-9);
   // SGD was not measured: a memory-bound pass (3 x 4 bytes per element at 1e11 B/s).
-  EXPECT_DOUBLE_EQ(update_time(Optimizer::kSgd, TensorMeta{{1000}, DType::f32}, hw), 1000 * 12 / 1e11);
+  EXPECT_DOUBLE_EQ(update_time(Optimizer::kSgd, TensorMeta{{1000}, DType::f32}, plain, hw), 1000 * 12 / 1e11);
+}
+
+TEST(CalibratedCost, ALinearWeightsGradientArrivesTransposedAndABiasesDoesNot) {
+  // loss = sum(x @ w.t() + b), the backward as aten writes it: dw = t(mm(t(dy), x)).
+  Graph g;
+  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, TensorMeta{{4, 8}, DType::f32});
+  NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, TensorMeta{{2, 8}, DType::f32});
+  NodeId b = g.add_placeholder("b", PlaceholderKind::kParam, TensorMeta{{2}, DType::f32});
+  NodeId dy = g.add_placeholder("dy", PlaceholderKind::kTangent, TensorMeta{{4, 2}, DType::f32});
+  NodeId dyt = *g.add(OpId::kT, {dy});
+  NodeId dwt = *g.add(OpId::kMm, {dyt, x});
+  NodeId dw = *g.add(OpId::kT, {dwt});
+  Attrs sum_attrs;
+  sum_attrs.set("dim", std::vector<int64_t>{0});
+  sum_attrs.set("keepdim", false);
+  NodeId db = *g.add(OpId::kSumDimIntList, {dy}, sum_attrs);
+  g.add_output(GraphOutput{dw, OutputKind::kGradient, w});
+  g.add_output(GraphOutput{db, OutputKind::kGradient, b});
+  EXPECT_EQ(gradient_layout(g, w), GradLayout::kTransposed);
+  EXPECT_EQ(gradient_layout(g, b), GradLayout::kContiguous);
+  EXPECT_EQ(update_key(Optimizer::kAdamW, TensorMeta{{2, 8}, DType::f32}, GradLayout::kTransposed),
+            "optimizer.adamw(f32[2, 8], grad transposed)");
 }
 
 TEST(CalibratedCost, AMeasuredCollectiveUsesItsOwnRing) {
