@@ -82,7 +82,9 @@ struct HardwareProfile {
   // op_call_key (compute_cost.h). A call found here costs what was measured.
   std::unordered_map<std::string, double> op_times;
   // The runtime's own time per op beyond the kernel (graph walk, bookkeeping,
-  // tracing), added to every op that computes. Measured with op_times.
+  // tracing, dispatch after a different op), added to every op that computes.
+  // Measured with op_times: a ddp step's time outside its collectives less
+  // its calibrated op calls, per op.
   double node_overhead_s = 0;
   UpdateCost adamw_update;  // the optimizer step (measured by `autopar calibrate`)
   UpdateCost sgd_update;

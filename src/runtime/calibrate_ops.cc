@@ -159,19 +159,27 @@ Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mes
   // they have left the near caches, or (warm) an untimed call brings them back.
   std::vector<CallData> data;
   for (const LocalCall& call : *calls) data.push_back(prepare(call));
-  const int rounds = quick ? 1 : 7;
-  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
+  // At least 7 timed rounds, more while they take under a second (a small
+  // graph's calls are short and their medians steadier over more rounds), at
+  // most 41; every rank agrees through the slowest rank's clock.
+  const int min_rounds = quick ? 1 : 7, max_rounds = quick ? 1 : 41;
+  for (int round = 0;; ++round) {  // round 0 warms up
+    Clock::time_point round_start = Clock::now();
     for (size_t c = 0; c < calls->size(); ++c) {
       if ((*calls)[c].failed) continue;
       if (Status s = run_once(graph, (*calls)[c], data[c], comm, inputs); !s) return s.error();
     }
     if (round == 0) {
       for (LocalCall& call : *calls) call.times.clear();
+      start = Clock::now();
+      continue;
     }
-    if (comm.rank() == 0) {
-      fmt::print(stderr, "calibrate: ops: round {} of {}: {} calls ({:.1f} s)\n", round, rounds, calls->size(),
-                 seconds_since(start));
+    Expected<double> elapsed = comm.max_over_ranks(seconds_since(start));
+    if (!elapsed) return elapsed.error();
+    if (comm.rank() == 0 && (round % 7 == 0 || seconds_since(round_start) > 0.5)) {
+      fmt::print(stderr, "calibrate: ops: round {}: {} calls ({:.1f} s)\n", round, calls->size(), *elapsed);
     }
+    if (round >= max_rounds || (round >= min_rounds && *elapsed >= 1.0)) break;
   }
   OpCallTimes result;
   for (LocalCall& call : *calls) {

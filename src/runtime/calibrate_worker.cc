@@ -186,14 +186,24 @@ Expected<DdpStepFigures> measure_ddp_step(const Graph& graph, const WorkerTask& 
     for (const auto& [key, tally] : tracer.tallies()) busy += tally.time_s;
     return busy;
   };
+  // The first step warms up; then at least 6 steps, more while they take
+  // under half a second (at most 40), every rank agreeing on the count.
   std::vector<double> steps;
-  for (int k = 0; k < (task.quick ? 2 : 7); ++k) {
+  Clock::time_point first = Clock::now();
+  for (int k = 0;; ++k) {
     double comm = comm_s();
     Clock::time_point start = Clock::now();
     Expected<SpmdStepResult> step = exec.step();
     if (!step) return step.error();
     double t = seconds_since(start) - (comm_s() - comm);
-    if (k > 0) steps.push_back(t);  // the first step warms up
+    if (k == 0) {
+      first = Clock::now();
+      continue;
+    }
+    steps.push_back(t);
+    Expected<double> elapsed = world.max_over_ranks(seconds_since(first));
+    if (!elapsed) return elapsed.error();
+    if (task.quick || k >= 40 || (k >= 6 && *elapsed >= 0.5)) break;
   }
   std::sort(steps.begin(), steps.end());
   DdpStepFigures figures;
@@ -213,8 +223,13 @@ Expected<DdpStepFigures> measure_ddp_step(const Graph& graph, const WorkerTask& 
 // the ops the cost model charges it to. It holds what timing each call alone
 // cannot see: walking the graph, counting storages, tracing, and an op's
 // dispatch after a different op rather than after itself. Never below 0.
-Expected<double> node_overhead(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
-                               const OpCallTimes& ops, const DdpStepFigures& ddp) {
+struct NodeOverhead {
+  double per_op_s = 0;
+  double calls_s = 0;  // the ddp step's op calls as calibrated
+};
+
+Expected<NodeOverhead> node_overhead(const Graph& graph, const WorkerTask& task, const HardwareProfile& cpu,
+                                     const OpCallTimes& ops, const DdpStepFigures& ddp) {
   HardwareProfile measured = cpu;
   measured.op_times = ops.seconds;
   measured.node_overhead_s = 0;
@@ -224,8 +239,10 @@ Expected<double> node_overhead(const Graph& graph, const WorkerTask& task, const
   Expected<Plan> per_op = ddp_plan(graph, task.mesh_shape, measured);
   if (!per_op) return per_op.error();
   double charged_ops = (per_op->summary.compute_s - calls_only->summary.compute_s) / 1e-6;
-  if (charged_ops < 0.5) return 0.0;
-  return std::max(0.0, (ddp.step_without_comm_s - calls_only->summary.compute_s) / charged_ops);
+  NodeOverhead overhead;
+  overhead.calls_s = calls_only->summary.compute_s;
+  if (charged_ops >= 0.5) overhead.per_op_s = std::max(0.0, (ddp.step_without_comm_s - overhead.calls_s) / charged_ops);
+  return overhead;
 }
 
 // The data a core can keep near it while its neighbours run: every rank at
@@ -289,11 +306,13 @@ Status measure_all(const Communicator& world, const WorkerTask& task) {
   if (!graph_mesh) return graph_mesh.error();
   Expected<OpCallTimes> ops = measure_op_calls(*task.graph, *graph_mesh, world, inputs, task.quick);
   if (!ops) return ops.error();
-  Expected<double> overhead = node_overhead(*task.graph, task, *cpu, *ops, *ddp);
+  Expected<NodeOverhead> overhead = node_overhead(*task.graph, task, *cpu, *ops, *ddp);
   if (!overhead) return overhead.error();
   if (world.rank() == 0) {
-    std::printf("%s%.9g\n", kOverheadLinePrefix.data(), *overhead);
-    fmt::print(stderr, "calibrate: runtime overhead per op: {:.2f} us\n", *overhead * 1e6);
+    std::printf("%s%.9g\n", kOverheadLinePrefix.data(), overhead->per_op_s);
+    fmt::print(stderr, "calibrate: ddp step outside its collectives {:.3f} ms, its op calls as calibrated {:.3f} ms: "
+               "runtime overhead per op {:.2f} us\n", ddp->step_without_comm_s * 1e3, overhead->calls_s * 1e3,
+               overhead->per_op_s * 1e6);
     std::vector<std::pair<std::string, double>> sorted(ops->seconds.begin(), ops->seconds.end());
     std::sort(sorted.begin(), sorted.end());
     for (const auto& [key, seconds] : sorted) std::printf("%s%.9g %s\n", kOpLinePrefix.data(), seconds, key.c_str());
