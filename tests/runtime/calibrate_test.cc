@@ -80,14 +80,26 @@ TEST(Calibrate, ModelAndMeshMeasureItsOpCallsAndThePlannerUsesThem) {
   EXPECT_GT(hw->op_times.size(), 10u);
   EXPECT_GT(hw->node_overhead_s, 0);
   EXPECT_TRUE(hw->adamw_update.measured());
-  bool has_mm = false, has_update = false;
+  bool has_mm = false, has_update = false, has_transposed_update = false;
   for (const auto& [key, seconds] : hw->op_times) {
     EXPECT_GT(seconds, 0) << key;
     has_mm = has_mm || key.rfind("aten.addmm.default(", 0) == 0 || key.rfind("aten.mm.default(", 0) == 0;
     has_update = has_update || key.rfind("optimizer.adamw(", 0) == 0;
+    // A linear weight's gradient comes out of the backward transposed.
+    has_transposed_update = has_transposed_update || key.find(", grad transposed)") != std::string::npos;
   }
   EXPECT_TRUE(has_mm);
   EXPECT_TRUE(has_update);
+  EXPECT_TRUE(has_transposed_update);
+  // Where the op calls found their inputs, and the two figures that chose it.
+  std::ifstream in(out);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  const nlohmann::json& where = doc["calibration"]["op_inputs"];
+  EXPECT_TRUE(where["inputs"] == "warm" || where["inputs"] == "cold") << where.dump();
+  EXPECT_GT(where["step_footprint_bytes"].get<double>(), 0);
+  EXPECT_GT(where["cache_bytes"].get<double>(), 0);
+  EXPECT_EQ(where["inputs"] == "warm",
+            where["step_footprint_bytes"].get<double>() <= where["cache_bytes"].get<double>());
   for (const RingFigures& r : hw->intra_node.measured) EXPECT_GT(r.bandwidth_bytes_per_s, 0);
   std::string plan = std::string("'") + AUTOPAR_CLI + "' plan --model mlp --mesh 2 --hardware '" + out + "' > /dev/null";
   EXPECT_EQ(std::system(plan.c_str()), 0) << plan;
