@@ -160,6 +160,10 @@ double SimulationResult::bubble_fraction() const {
 }
 
 SimulationResult simulate(const Schedule& s, const Durations& durations) {
+  return simulate_stages(s, std::vector<Durations>(static_cast<size_t>(std::max(s.num_stages, 1)), durations));
+}
+
+SimulationResult simulate_stages(const Schedule& s, const std::vector<Durations>& per_stage) {
   SimulationResult result;
   size_t p = static_cast<size_t>(s.num_ranks);
   result.busy.assign(p, 0);
@@ -178,6 +182,7 @@ SimulationResult simulate(const Schedule& s, const Durations& durations) {
         std::optional<double> ready =
             ready_time(dependencies(s, static_cast<RankIdx>(r), a), done, nullptr);
         if (!ready) break;
+        const Durations& durations = per_stage[std::min(static_cast<size_t>(a.stage), per_stage.size() - 1)];
         double start = std::max(free_at[r], *ready), end = start + durations.of(a.kind);
         free_at[r] = end;
         result.busy[r] += end - start;

@@ -50,6 +50,10 @@ struct SimulationResult {
 // The schedule must hold its communication (lower_communication) where stages
 // sit on different ranks; a missing receive shows as a deadlock.
 SimulationResult simulate(const Schedule& lowered, const Durations& durations);
+// Each stage with its own durations (per_stage[s] for stage s; a SEND takes
+// the sending stage's comm): stages that cost differently, as a planned
+// model's do.
+SimulationResult simulate_stages(const Schedule& lowered, const std::vector<Durations>& per_stage);
 
 // Chrome trace (chrome://tracing, Perfetto): one track per rank, one complete
 // event per action; one duration unit is shown as one millisecond.

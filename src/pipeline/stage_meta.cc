@@ -133,4 +133,15 @@ Expected<bool> decide_inference(std::span<const bool> has_given_shapes) {
   return !any;
 }
 
+Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches) {
+  std::map<std::string, TensorMeta> inputs;
+  for (const Node& n : full.nodes()) {
+    if (n.is_placeholder() && n.kind == PlaceholderKind::kInput) inputs.emplace(n.name, n.meta());
+  }
+  Expected<std::map<std::string, TensorMeta>> micro = microbatch_metas(inputs, microbatches);
+  if (!micro) return micro.error();
+  if (micro->empty()) return make_error("the model has no graph inputs to split into microbatches");
+  return micro->begin()->second.shape.at(0);
+}
+
 }  // namespace autopar::pipeline

@@ -55,6 +55,9 @@ Expected<StageMeta> infer_stage(const Graph& graph, const Stage& stage,
 // dim 0 is not a multiple of M is an error naming it.
 Expected<std::map<std::string, TensorMeta>> microbatch_metas(
     const std::map<std::string, TensorMeta>& full_batch, int32_t microbatches);
+// The microbatch size of a graph built at the full batch: every graph input's
+// dim 0 divided by M (errors as microbatch_metas', or a graph without inputs).
+Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches);
 
 // The metadata message between ranks:
 //   {"from":0,"to":1,"metas":[{"dtype":"f32","shape":[4,32,256],"strides":[8192,256,1]}]}

@@ -25,6 +25,36 @@ TEST(PlanCommand, WithoutAGraphSourceItPlansLlama3_8b) {
   EXPECT_EQ(plan["mesh"]["shape"], Json::array({2}));
 }
 
+// --pipeline: the model built for one microbatch (batch 8 / 4), two stages
+// along d0, each sharded on d1; the JSON gains its pipeline section.
+TEST(PlanCommand, PipelinePlansStagesAlongDimZeroAndShardsTheRest) {
+  Json plan = plan_json("--model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --hardware h100");
+  ASSERT_TRUE(plan.contains("pipeline"));
+  EXPECT_EQ(plan["pipeline"]["degree"], 2);
+  EXPECT_EQ(plan["pipeline"]["microbatches"], 4);
+  EXPECT_EQ(plan["pipeline"]["sub_mesh"], Json::array({2}));
+  EXPECT_EQ(plan["mesh"]["shape"], Json::array({2}));  // the stage groups' SPMD plan
+  EXPECT_EQ(plan["pipeline"]["stages"].size(), 2u);
+  testing::CliResult summary =
+      run_autopar("plan --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4");
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("schedule 1f1b, 4 microbatches"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("rank 0: peak"), std::string::npos) << summary.out;
+}
+
+TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
+  testing::CliResult degree = run_autopar("plan --model llama3-debugmodel --mesh 2x2 --pipeline 3");
+  EXPECT_EQ(degree.exit_code, 2);
+  EXPECT_NE(degree.err.find("--pipeline 3 does not divide mesh dim 0 (2)"), std::string::npos) << degree.err;
+  testing::CliResult batch =
+      run_autopar("plan --model llama3-debugmodel --batch 6 --mesh 2x2 --pipeline 2 --microbatches 4");
+  EXPECT_EQ(batch.exit_code, 2);
+  EXPECT_NE(batch.err.find("--microbatches 4"), std::string::npos) << batch.err;
+  testing::CliResult schedule = run_autopar("plan --model mlp --mesh 2 --pipeline 2 --schedule zigzag");
+  EXPECT_EQ(schedule.exit_code, 2);
+  EXPECT_NE(schedule.err.find("zigzag"), std::string::npos) << schedule.err;
+}
+
 TEST(PlanCommand, ModelAndGraphTogetherAreStillAUsageError) {
   testing::CliResult result = run_autopar("plan --model llama3-8b --graph x.json");
   EXPECT_EQ(result.exit_code, 2);

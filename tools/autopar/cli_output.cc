@@ -15,6 +15,11 @@ int report_error(std::string_view message) {
   return kExitFailure;
 }
 
+int report_usage_error(std::string_view message) {
+  report_error(message);
+  return kExitUsage;
+}
+
 void report_warning(std::string_view message) {
   fmt::print(stderr, "autopar: warning: {}\n", message);
 }

@@ -19,6 +19,8 @@ inline constexpr int kExitUsage = 2;
 
 // Prints `autopar: error: <message>` to stderr and returns kExitFailure.
 int report_error(std::string_view message);
+// The same, for a value the user gave that cannot work: returns kExitUsage.
+int report_usage_error(std::string_view message);
 
 // Prints `autopar: warning: <message>` to stderr (the command goes on).
 void report_warning(std::string_view message);

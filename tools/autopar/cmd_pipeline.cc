@@ -39,18 +39,6 @@ struct PipelineCommandOptions {
   std::string hardware = "cpu";
 };
 
-// The microbatch size: every graph input's dim 0 divided by M.
-Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches) {
-  std::map<std::string, TensorMeta> inputs;
-  for (const Node& n : full.nodes()) {
-    if (n.is_placeholder() && n.kind == PlaceholderKind::kInput) inputs.emplace(n.name, n.meta());
-  }
-  Expected<std::map<std::string, TensorMeta>> micro = pipeline::microbatch_metas(inputs, microbatches);
-  if (!micro) return micro.error();
-  if (micro->empty()) return make_error("the model has no graph inputs to split into microbatches");
-  return micro->begin()->second.shape.at(0);
-}
-
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Each rank's measured peak beside the model's (pipeline_memory.h), then the
@@ -116,7 +104,7 @@ int run_pipeline(const PipelineCommandOptions& o) {
     if (!kind) return refuse(kind.error().message);
     Expected<Graph> full = load_graph(o.graph);
     if (!full) return refuse(full.error().message);
-    Expected<int64_t> rows = microbatch_rows(*full, o.microbatches);
+    Expected<int64_t> rows = pipeline::microbatch_rows(*full, o.microbatches);
     if (!rows) return refuse(rows.error().message);
     GraphOptions small = o.graph;
     small.batch = *rows;

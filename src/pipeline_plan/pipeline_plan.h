@@ -1,0 +1,94 @@
+// Pipeline and SPMD sharding planned together (3-D parallelism).
+//
+// The pipeline runs along mesh dim 0, the outermost and slowest link: its
+// size A is split into `degree` groups of A/degree, and each stage runs on one
+// group's SPMD sub-mesh (A/degree x B x ..., a dim of 1 dropped). The graph is
+// one microbatch's joint forward and backward (the batch divided by the
+// microbatch count), cut into degree x stages_per_rank stages at layer
+// boundaries by cost (pipeline/stages.h), its backward given to stages as the
+// stage runtime gives it (pipeline_runtime/partition.h).
+//
+// The sharding: the microbatch graph is planned once on the sub-mesh
+// (planner/auto_plan.h), so stages with the same layer pattern share one solve,
+// as the shared-layer ILP makes them. A stage's costs come from that plan:
+//   F   its forward nodes' compute and their inputs' redistributions;
+//   B   its backward nodes' (I: those the input gradient it sends needs; W: the
+//       rest, for zero-bubble schedules);
+//   comm  a point-to-point send over dim 0's link of each boundary value,
+//       at its planned local size (the sharded activation, or its gradient);
+// while the gradient reductions to the parameters' placements and the
+// optimizer's update run once per step, after the last microbatch. The step
+// time is the schedule simulator's makespan on those durations, plus the
+// slowest rank's gradient reductions and updates.
+//
+// Memory per rank: its stages' parameters, gradient accumulators and optimizer
+// state (in the planned sharding), plus the activations its stages save for
+// the backward (each stage's largest, at its planned local sizes) times the
+// microbatches the schedule keeps in flight on that rank (1F1B: p - r on rank
+// r; GPipe: all; interleaved and ZB-H1: as simulated). Not counted yet: one
+// microbatch's transient working memory beyond its saved activations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/expected.h"
+#include "ir/graph.h"
+#include "pipeline/schedule.h"
+#include "pipeline/simulate.h"
+#include "planner/auto_plan.h"
+
+namespace autopar {
+
+struct PipelineOptions {
+  int32_t degree = 1;  // pipeline ranks along mesh dim 0 (N); divides dim 0
+  pipeline::ScheduleKind schedule = pipeline::ScheduleKind::k1F1B;
+  int32_t microbatches = 1;     // M; the graph given is one microbatch
+  int32_t stages_per_rank = 1;  // V (> 1 only for interleaved 1F1B)
+};
+
+struct PipelineStageCost {
+  int32_t stage = 0;
+  int32_t rank = 0;  // pipeline rank (group along dim 0)
+  std::vector<std::string> units;  // "layers.0", ...
+  int32_t nodes = 0;
+  pipeline::Durations durations;   // per microbatch: F, B, I, W, and comm (the send)
+  double send_bytes = 0;           // per microbatch, forward boundary values (local)
+  double send_grad_bytes = 0;      // per microbatch, gradients sent back (local)
+  double grad_sync_s = 0;          // per step: gradients to their parameters' placements
+  double optimizer_s = 0;          // per step
+  double static_bytes = 0;         // params + gradient accumulators + optimizer state
+  double saved_bytes = 0;          // activations saved for the backward, per microbatch
+};
+
+struct PipelinePlan {
+  PipelineOptions options;
+  std::vector<int64_t> mesh;      // the whole mesh; dim 0 holds the pipeline
+  std::vector<int64_t> sub_mesh;  // each stage group's SPMD mesh
+  Plan spmd;                      // the microbatch graph on the sub-mesh
+  std::vector<PipelineStageCost> stages;
+  pipeline::Schedule schedule;    // lowered (with sends and receives)
+  pipeline::SimulationResult simulation;
+  double step_time_s = 0;         // makespan + slowest rank's grad sync and updates
+  std::vector<double> rank_peak_bytes;  // per pipeline rank
+  double memory_budget = 0;
+  bool fits = true;
+};
+
+// `graph` is one microbatch; options.mesh_shape the whole mesh (dim 0 holds
+// the pipeline). Errors: a degree that does not divide dim 0, too few layers
+// for the stages, a schedule the microbatch count cannot make, a failed solve.
+Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
+                                          const PipelineOptions& pipeline);
+
+// The stage groups' mesh: dim 0 divided by the degree, a dim of 1 dropped
+// (a 1-D mesh whose whole dim 0 is the pipeline leaves one device: {1}).
+Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mesh, int32_t degree);
+
+// Text for people (stages, their costs, the schedule's figures) and the
+// plan JSON's "pipeline" section (docs/plan-format.md).
+std::string pipeline_plan_summary(const Graph& graph, const PipelinePlan& plan);
+std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan);
+
+}  // namespace autopar

@@ -1,0 +1,147 @@
+// 3-D planning: stages along mesh dim 0, each stage group sharded by one solve
+// of the microbatch graph on the rest of the mesh; the step time from the
+// schedule simulator on each stage's planned costs.
+#include "pipeline_plan/pipeline_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/hardware.h"
+#include "models/registry.h"
+
+namespace autopar {
+namespace {
+
+// llama3-debugmodel at batch 8 split into 4 microbatches: the graph of one.
+Graph microbatch_graph() {
+  ModelOptions model;
+  model.name = "llama3-debugmodel";
+  model.batch = 2;
+  Expected<Graph> g = build_model(model);
+  EXPECT_TRUE(g) << g.error().message;
+  return std::move(*g);
+}
+
+PlanOptions plan_options(std::vector<int64_t> mesh) {
+  PlanOptions o;
+  o.mesh_shape = std::move(mesh);
+  Expected<HardwareProfile> hw = load_hardware("h100");
+  EXPECT_TRUE(hw) << hw.error().message;
+  o.hardware = *hw;
+  return o;
+}
+
+PipelineOptions pipeline_options(pipeline::ScheduleKind kind, int32_t degree, int32_t microbatches) {
+  PipelineOptions p;
+  p.schedule = kind;
+  p.degree = degree;
+  p.microbatches = microbatches;
+  return p;
+}
+
+TEST(PipelinePlan, TheSubMeshDividesDimZeroAndDropsADimOfOne) {
+  EXPECT_EQ(*pipeline_sub_mesh({8, 8, 8}, 8), (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(*pipeline_sub_mesh({4, 8}, 2), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(*pipeline_sub_mesh({2}, 2), (std::vector<int64_t>{1}));
+  Expected<std::vector<int64_t>> bad = pipeline_sub_mesh({6, 8}, 4);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("does not divide mesh dim 0 (6)"), std::string::npos) << bad.error().message;
+}
+
+// Every planned second of the microbatch graph lands in exactly one stage:
+// the stages' forwards, backwards and gradient syncs add up to the SPMD
+// plan's compute and communication, their updates to its optimizer time.
+TEST(PipelinePlan, StagesShareOutTheMicrobatchPlanExactly) {
+  Graph g = microbatch_graph();
+  Expected<PipelinePlan> plan =
+      make_pipeline_plan(g, plan_options({2, 2}), pipeline_options(pipeline::ScheduleKind::k1F1B, 2, 4));
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->stages.size(), 2u);
+  EXPECT_EQ(plan->sub_mesh, (std::vector<int64_t>{2}));
+  double per_microbatch = 0, sync = 0, updates = 0;
+  for (const PipelineStageCost& s : plan->stages) {
+    EXPECT_EQ(s.rank, s.stage);
+    EXPECT_GT(s.durations.f, 0);
+    EXPECT_GT(s.durations.b, s.durations.f * 0.5);
+    EXPECT_NEAR(s.durations.i + s.durations.w, s.durations.b, 1e-12);
+    // Stage 0 sends its output forward, stage 1 the output's gradient back.
+    EXPECT_GT(s.stage == 0 ? s.send_bytes : s.send_grad_bytes, 0);
+    EXPECT_GT(s.durations.comm, 0);
+    per_microbatch += s.durations.f + s.durations.b;
+    sync += s.grad_sync_s;
+    updates += s.optimizer_s;
+  }
+  const PlanSummary& spmd = plan->spmd.summary;
+  EXPECT_NEAR(per_microbatch + sync, spmd.compute_s + spmd.comm_s, 1e-9 * (spmd.compute_s + spmd.comm_s));
+  EXPECT_NEAR(updates, spmd.optimizer_s, 1e-9 * spmd.optimizer_s);
+  // The slowest stage runs all 4 microbatches forward and backward.
+  double slowest = 0;
+  for (const PipelineStageCost& s : plan->stages) slowest = std::max(slowest, s.durations.f + s.durations.b);
+  EXPECT_GE(plan->simulation.makespan, 4 * slowest);
+  EXPECT_GT(plan->step_time_s, plan->simulation.makespan);
+}
+
+// Activations in flight as the schedule keeps them: 1F1B holds p - r
+// microbatches on rank r, GPipe all of them; memory follows.
+TEST(PipelinePlan, MemoryCountsTheMicrobatchesTheScheduleKeepsInFlight) {
+  Graph g = microbatch_graph();
+  Expected<PipelinePlan> one_f_one_b =
+      make_pipeline_plan(g, plan_options({2, 2}), pipeline_options(pipeline::ScheduleKind::k1F1B, 2, 4));
+  Expected<PipelinePlan> gpipe =
+      make_pipeline_plan(g, plan_options({2, 2}), pipeline_options(pipeline::ScheduleKind::kGPipe, 2, 4));
+  ASSERT_TRUE(one_f_one_b && gpipe);
+  EXPECT_EQ(one_f_one_b->simulation.peak_in_flight, (std::vector<int32_t>{2, 1}));
+  EXPECT_EQ(gpipe->simulation.peak_in_flight, (std::vector<int32_t>{4, 4}));
+  for (size_t r = 0; r < 2; ++r) {
+    const PipelineStageCost& s = one_f_one_b->stages[r];
+    double expected = s.static_bytes + (r == 0 ? 2 : 1) * s.saved_bytes;
+    EXPECT_NEAR(one_f_one_b->rank_peak_bytes[r], expected, 1e-6 * expected);
+    EXPECT_GT(gpipe->rank_peak_bytes[r], one_f_one_b->rank_peak_bytes[r]);
+  }
+}
+
+TEST(PipelinePlan, AScheduleTheMicrobatchesCannotMakeIsRefusedBeforeAnySolve) {
+  Graph g = microbatch_graph();
+  PipelineOptions interleaved = pipeline_options(pipeline::ScheduleKind::kInterleaved1F1B, 2, 3);
+  interleaved.stages_per_rank = 2;
+  Expected<PipelinePlan> plan = make_pipeline_plan(g, plan_options({2, 2}), interleaved);
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("multiple of ranks: 3 microbatches"), std::string::npos)
+      << plan.error().message;
+}
+
+// Interleaved: two stages per rank, four stages in all, the loop mapping.
+TEST(PipelinePlan, InterleavedStagesGoRoundTheRanks) {
+  Graph g = microbatch_graph();
+  PipelineOptions interleaved = pipeline_options(pipeline::ScheduleKind::kInterleaved1F1B, 2, 4);
+  interleaved.stages_per_rank = 2;
+  Expected<PipelinePlan> plan = make_pipeline_plan(g, plan_options({2, 2}), interleaved);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->stages.size(), 4u);
+  for (const PipelineStageCost& s : plan->stages) EXPECT_EQ(s.rank, s.stage % 2);
+  EXPECT_FALSE(plan->simulation.deadlocked);
+}
+
+TEST(PipelinePlan, TheJsonNamesEachRanksDevicesAndEachStage) {
+  Graph g = microbatch_graph();
+  Expected<PipelinePlan> plan =
+      make_pipeline_plan(g, plan_options({2, 2}), pipeline_options(pipeline::ScheduleKind::k1F1B, 2, 4));
+  ASSERT_TRUE(plan);
+  nlohmann::json doc = nlohmann::json::parse(pipeline_plan_json(g, *plan));
+  const nlohmann::json& p = doc["pipeline"];
+  EXPECT_EQ(p["degree"], 2);
+  EXPECT_EQ(p["schedule"], "1f1b");
+  EXPECT_EQ(p["ranks"][0]["devices"], (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(p["ranks"][1]["devices"], (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(p["stages"].size(), 2u);
+  EXPECT_EQ(p["stages"][0]["units"][0], "tok_embeddings");
+  EXPECT_DOUBLE_EQ(p["step_time_s"].get<double>(), plan->step_time_s);
+  EXPECT_TRUE(doc.contains("strategies") || doc.contains("nodes")) << "the per-stage SPMD plan travels with it";
+}
+
+}  // namespace
+}  // namespace autopar
