@@ -100,8 +100,23 @@ Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mes
   return sub;
 }
 
+Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree) {
+  Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(options.mesh_shape, degree);
+  if (!sub) return sub.error();
+  // A device of a group holds about 1/degree of the model (its stages'
+  // share), so the solve's memory rows, which see the whole graph, get the
+  // budget times the degree; the real check is per rank (make_pipeline_plan).
+  PlanOptions spmd = options;
+  spmd.mesh_shape = *sub;
+  if (sub->size() < options.mesh_shape.size() && !spmd.mesh_options.names.empty()) {
+    spmd.mesh_options.names.erase(spmd.mesh_options.names.begin());
+  }
+  spmd.memory_budget_bytes = options.memory_budget_bytes.value_or(options.hardware.memory_bytes) * degree;
+  return make_plan(graph, spmd);
+}
+
 Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
-                                          const PipelineOptions& pipeline_options) {
+                                          const PipelineOptions& pipeline_options, const Plan* solved) {
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(options.mesh_shape, pipeline_options.degree);
   if (!sub) return sub.error();
   if (pipeline_options.microbatches < 1) {
@@ -137,19 +152,17 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   Expected<std::vector<pipeline::StageProgram>> programs = pipeline::partition_stages(graph, *stages);
   if (!programs) return programs.error();
 
-  // One solve of the microbatch graph on a stage group's mesh. A device of a
-  // group holds about 1/degree of the model (its stages' share), so the
-  // solve's memory rows, which see the whole graph, get the budget times the
-  // degree; the real check is per rank, below, where the shares are known.
-  PlanOptions spmd = options;
-  spmd.mesh_shape = *sub;
-  if (sub->size() < options.mesh_shape.size() && !spmd.mesh_options.names.empty()) {
-    spmd.mesh_options.names.erase(spmd.mesh_options.names.begin());
+  if (solved != nullptr) {
+    if (solved->mesh.shape() != *sub) {
+      return make_error("the given stage-group plan is on mesh {}, not the sub-mesh {}",
+                        fmt::join(solved->mesh.shape(), "x"), fmt::join(*sub, "x"));
+    }
+    result.spmd = *solved;
+  } else {
+    Expected<Plan> plan = solve_stage_groups(graph, options, pipeline_options.degree);
+    if (!plan) return plan.error();
+    result.spmd = std::move(*plan);
   }
-  spmd.memory_budget_bytes = result.memory_budget * pipeline_options.degree;
-  Expected<Plan> plan = make_plan(graph, spmd);
-  if (!plan) return plan.error();
-  result.spmd = std::move(*plan);
   const Plan& p = result.spmd;
   NodeTimes times = node_times(p);
 

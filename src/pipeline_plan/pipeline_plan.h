@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,8 +81,39 @@ struct PipelinePlan {
 // `graph` is one microbatch; options.mesh_shape the whole mesh (dim 0 holds
 // the pipeline). Errors: a degree that does not divide dim 0, too few layers
 // for the stages, a schedule the microbatch count cannot make, a failed solve.
+// `solved`: the plan of `graph` on the sub-mesh, from solve_stage_groups,
+// when the caller already has it (the schedule, microbatch count for a given
+// graph, and stages per rank do not change it); else it is solved here.
 Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
-                                          const PipelineOptions& pipeline);
+                                          const PipelineOptions& pipeline, const Plan* solved = nullptr);
+// The microbatch graph planned on a stage group's mesh for this degree.
+Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree);
+
+// --pipeline auto: every degree that divides mesh dim 0 (at least 2, at most
+// the graph's layer units), microbatch counts of 1, 2 and 4 times the degree
+// that the batch allows, and every schedule (interleaved with 2 stages per
+// rank where the microbatches allow); one solve per (degree, microbatches),
+// shared by its schedules. The fastest plan whose ranks fit wins (the fastest
+// of all when none fits); ties keep the earlier candidate in that order.
+struct PipelineCandidate {
+  PipelineOptions options;
+  double step_time_s = 0;
+  double peak_bytes = 0;  // the largest rank's
+  bool fits = false;
+  std::string refused;    // why the candidate could not be built ("" when planned)
+};
+struct PipelineSearch {
+  Graph graph;  // the best plan's microbatch graph
+  PipelinePlan best;
+  std::vector<PipelineCandidate> candidates;  // in search order
+};
+// microbatch_graph(M): the model built for one of M microbatches (an error
+// when the batch does not split into M).
+using MicrobatchGraph = std::function<Expected<Graph>(int32_t microbatches)>;
+Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph, const PlanOptions& options,
+                                         std::optional<int32_t> degree = std::nullopt);
+// The candidates as a table for people.
+std::string pipeline_candidates_table(const PipelineSearch& search);
 
 // The stage groups' mesh: dim 0 divided by the degree, a dim of 1 dropped
 // (a 1-D mesh whose whole dim 0 is the pipeline leaves one device: {1}).

@@ -143,5 +143,39 @@ TEST(PipelinePlan, TheJsonNamesEachRanksDevicesAndEachStage) {
   EXPECT_TRUE(doc.contains("strategies") || doc.contains("nodes")) << "the per-stage SPMD plan travels with it";
 }
 
+// --pipeline auto on a 4x2 mesh, batch 8: degrees 2 and 4, microbatch counts
+// the batch allows (16 and 32 do not split 8), every schedule; the winner is
+// the fastest candidate that fits, and each count of microbatches was solved
+// once for all its schedules.
+TEST(PipelinePlan, TheSearchKeepsTheFastestFittingCandidate) {
+  MicrobatchGraph graph_of = [](int32_t m) -> Expected<Graph> {
+    ModelOptions model;
+    model.name = "llama3-debugmodel";
+    if (8 % m != 0) return make_error("batch 8 does not split into {} microbatches", m);
+    model.batch = 8 / m;
+    return build_model(model);
+  };
+  Expected<PipelineSearch> search = search_pipeline(graph_of, plan_options({4, 2}));
+  ASSERT_TRUE(search) << search.error().message;
+  int planned = 0, refused = 0;
+  const PipelineCandidate* fastest = nullptr;
+  for (const PipelineCandidate& c : search->candidates) {
+    if (!c.refused.empty()) {
+      ++refused;
+      continue;
+    }
+    ++planned;
+    if (c.fits && (fastest == nullptr || c.step_time_s < fastest->step_time_s)) fastest = &c;
+  }
+  EXPECT_EQ(planned, 4 * 5);  // (2, 2), (2, 4), (2, 8), (4, 4), (4, 8) x 4 schedules
+  EXPECT_EQ(refused, 1);      // (4, 16)
+  ASSERT_NE(fastest, nullptr);
+  EXPECT_EQ(search->best.options.degree, fastest->options.degree);
+  EXPECT_EQ(search->best.options.microbatches, fastest->options.microbatches);
+  EXPECT_EQ(search->best.options.schedule, fastest->options.schedule);
+  EXPECT_DOUBLE_EQ(search->best.step_time_s, fastest->step_time_s);
+  EXPECT_NE(pipeline_candidates_table(*search).find("<- chosen"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace autopar

@@ -1,6 +1,8 @@
 // `autopar plan`: choose every node's sharding on a mesh (or evaluate an expert
 // baseline) and print the plan as a summary, an annotated graph or JSON.
+#include <charconv>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_output.h"
@@ -21,63 +23,101 @@ struct PlanCommandOptions {
   std::string format = "summary";
   std::string out;
   bool timings = false;
-  // --pipeline N: stages along mesh dim 0, each stage group sharded on the rest.
-  int32_t pipeline = 0;
+  // --pipeline N|auto: stages along mesh dim 0, each stage group sharded on the rest.
+  std::string pipeline;
   std::string schedule = "1f1b";
-  int32_t microbatches = 0;  // 0: twice the degree
+  std::string microbatches;  // "": twice the degree; "auto": searched
   int32_t stages_per_rank = 1;
 };
 
 // `plan --pipeline N`: the graph built for one microbatch (a built-in model
 // at batch / M; a --graph file is taken as one microbatch), then stages and
 // sharding together (pipeline_plan/pipeline_plan.h).
+// A positive count, or "auto" (nullopt); anything else is a usage error.
+Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const std::string& text) {
+  if (text == "auto") return std::optional<int32_t>{};
+  int32_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
+    return make_error("{} takes a positive count or auto, not '{}'", option, text);
+  }
+  return std::optional<int32_t>{value};
+}
+
 int run_pipeline_plan(PlanCommandOptions& options) {
   GraphOptions graph_options = options.graph;
   if (graph_options.model.empty() && graph_options.graph_file.empty()) graph_options.model = "llama3-8b";
-  Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind(options.schedule);
-  if (!kind) return report_usage_error(kind.error().message);
+  Expected<std::optional<int32_t>> degree = count_or_auto("--pipeline", options.pipeline);
+  if (!degree) return report_usage_error(degree.error().message);
+  Expected<std::optional<int32_t>> microbatches =
+      count_or_auto("--microbatches", options.microbatches.empty() ? "auto" : options.microbatches);
+  if (!microbatches) return report_usage_error(microbatches.error().message);
+  const bool search = !*degree || options.schedule == "auto" || options.microbatches == "auto";
+  std::optional<pipeline::ScheduleKind> kind;
+  if (options.schedule != "auto") {
+    Expected<pipeline::ScheduleKind> parsed = pipeline::parse_schedule_kind(options.schedule);
+    if (!parsed) return report_usage_error(parsed.error().message);
+    kind = *parsed;
+  }
   Expected<std::vector<int64_t>> mesh = parse_mesh_shape(options.plan.mesh);
   if (!mesh) return report_usage_error(mesh.error().message);
-  if (Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(*mesh, options.pipeline); !sub) {
-    return report_usage_error(sub.error().message);
-  }
-  PipelineOptions pipeline_options;
-  pipeline_options.degree = options.pipeline;
-  pipeline_options.schedule = *kind;
-  pipeline_options.stages_per_rank = options.stages_per_rank;
-  pipeline_options.microbatches = options.microbatches > 0 ? options.microbatches : 2 * options.pipeline;
-  Expected<Graph> graph = load_graph(graph_options);
-  if (!graph) return report_error(graph.error().message);
-  if (graph_options.graph_file.empty()) {
-    Expected<int64_t> rows = pipeline::microbatch_rows(*graph, pipeline_options.microbatches);
-    if (!rows) {
-      return report_usage_error(fmt::format("--microbatches {}: {}", pipeline_options.microbatches,
-                                            rows.error().message));
+  if (*degree) {
+    if (Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(*mesh, **degree); !sub) {
+      return report_usage_error(sub.error().message);
     }
-    graph_options.batch = *rows;
-    graph = load_graph(graph_options);
-    if (!graph) return report_error(graph.error().message);
   }
-  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *graph);
+  // One microbatch's graph: a built-in model at batch / M; a --graph file is one.
+  Expected<Graph> full = load_graph(graph_options);
+  if (!full) return report_error(full.error().message);
+  MicrobatchGraph microbatch_graph = [&](int32_t m) -> Expected<Graph> {
+    if (!graph_options.graph_file.empty()) return *full;
+    Expected<int64_t> rows = pipeline::microbatch_rows(*full, m);
+    if (!rows) return make_error("--microbatches {}: {}", m, rows.error().message);
+    GraphOptions small = graph_options;
+    small.batch = *rows;
+    return load_graph(small);
+  };
+  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *full);
   if (!plan_options) return report_error(plan_options.error().message);
-  Expected<PipelinePlan> plan = make_pipeline_plan(*graph, *plan_options, pipeline_options);
-  if (!plan) return report_error(plan.error().message);
+  Graph graph;
+  PipelinePlan plan;
+  std::string preface;
+  if (search) {
+    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, *degree);
+    if (!found) return report_error(found.error().message);
+    preface = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
+              pipeline_candidates_table(*found) + "\n";
+    graph = std::move(found->graph);
+    plan = std::move(found->best);
+  } else {
+    PipelineOptions pipeline_options;
+    pipeline_options.degree = **degree;
+    pipeline_options.schedule = *kind;
+    pipeline_options.stages_per_rank = options.stages_per_rank;
+    pipeline_options.microbatches = *microbatches ? **microbatches : 2 * **degree;
+    Expected<Graph> micro = microbatch_graph(pipeline_options.microbatches);
+    if (!micro) return report_usage_error(micro.error().message);
+    Expected<PipelinePlan> planned = make_pipeline_plan(*micro, *plan_options, pipeline_options);
+    if (!planned) return report_error(planned.error().message);
+    graph = std::move(*micro);
+    plan = std::move(*planned);
+  }
   std::string text;
   if (options.format == "json") {
-    text = pipeline_plan_json(*graph, *plan);
+    text = pipeline_plan_json(graph, plan);
   } else if (options.format == "summary") {
-    text = pipeline_plan_summary(*graph, *plan);
+    text = preface + pipeline_plan_summary(graph, plan);
   } else {
     return report_usage_error(fmt::format("--format {} does not show a pipeline plan yet: use summary or json",
                                           options.format));
   }
   if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
-  if (!plan->fits) return report_error("the pipeline plan does not fit the memory budget (see the ranks' peaks)");
+  if (!plan.fits) return report_error("the pipeline plan does not fit the memory budget (see the ranks' peaks)");
   return kExitOk;
 }
 
 int run_plan(PlanCommandOptions& options) {
-  if (options.pipeline > 0) return run_pipeline_plan(options);
+  if (!options.pipeline.empty()) return run_pipeline_plan(options);
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
   if (!planned) return report_error(planned.error().message);
   const Graph& graph = planned->graph;
@@ -121,14 +161,17 @@ Command add_plan_command(CLI::App& parent) {
   app->add_flag("--timings", options->timings,
                 "Include wall-clock solver times in the JSON (off: runs diff byte for byte)");
   app->add_option("--pipeline", options->pipeline,
-                  "Pipeline degree N along mesh dim 0 (must divide it); each stage group is sharded on the "
-                  "remaining mesh (docs/pipeline.md, \"Planning pipeline and sharding together\")")
-      ->check(CLI::Range(1, 1 << 16));
-  app->add_option("--schedule", options->schedule, "With --pipeline: gpipe, 1f1b, interleaved-1f1b or zb-h1")
+                  "Pipeline degree N along mesh dim 0 (must divide it), or auto to search the degree, "
+                  "microbatches and schedule; each stage group is sharded on the remaining mesh "
+                  "(docs/pipeline.md, \"Planning pipeline and sharding together\")")
+      ->type_name("N|auto");
+  app->add_option("--schedule", options->schedule,
+                  "With --pipeline: gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto (searched)")
       ->capture_default_str();
   app->add_option("--microbatches", options->microbatches,
-                  "With --pipeline: microbatches M, the batch split by M (default: twice the degree)")
-      ->check(CLI::Range(1, 1 << 20));
+                  "With --pipeline: microbatches M, the batch split by M, or auto (default: twice the degree; "
+                  "searched with --pipeline auto)")
+      ->type_name("M|auto");
   app->add_option("--stages-per-rank", options->stages_per_rank,
                   "With --pipeline: stages per pipeline rank V (interleaved-1f1b)")
       ->check(CLI::Range(1, 1 << 10))
