@@ -4,10 +4,12 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "pipeline/lower.h"
 #include "pipeline/stages.h"
 #include "pipeline_runtime/partition.h"
+#include "planner/baselines.h"
 #include "sharding/placement.h"
 
 namespace autopar {
@@ -100,9 +102,15 @@ Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mes
   return sub;
 }
 
-Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree) {
+Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
+                                  const std::string& baseline) {
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(options.mesh_shape, degree);
   if (!sub) return sub.error();
+  if (!options.pins.empty()) {
+    return make_error("--pin and --constraints cannot be used with --pipeline yet: a pin names the whole "
+                      "mesh's dims, and each stage group is planned on the sub-mesh {}",
+                      fmt::join(*sub, "x"));
+  }
   // A device of a group holds about 1/degree of the model (its stages'
   // share), so the solve's memory rows, which see the whole graph, get the
   // budget times the degree; the real check is per rank (make_pipeline_plan).
@@ -112,6 +120,14 @@ Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options
     spmd.mesh_options.names.erase(spmd.mesh_options.names.begin());
   }
   spmd.memory_budget_bytes = options.memory_budget_bytes.value_or(options.hardware.memory_bytes) * degree;
+  if (!baseline.empty()) {
+    Expected<DeviceMesh> mesh = make_mesh(spmd.mesh_shape, spmd.hardware, spmd.mesh_options);
+    if (!mesh) return mesh.error();
+    Expected<std::vector<PinSpec>> pins = baseline_pins(baseline, graph, *mesh);
+    if (!pins) return pins.error();
+    spmd.pins = std::move(*pins);
+    spmd.label = baseline;
+  }
   return make_plan(graph, spmd);
 }
 
@@ -159,7 +175,7 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     }
     result.spmd = *solved;
   } else {
-    Expected<Plan> plan = solve_stage_groups(graph, options, pipeline_options.degree);
+    Expected<Plan> plan = solve_stage_groups(graph, options, pipeline_options.degree, pipeline_options.baseline);
     if (!plan) return plan.error();
     result.spmd = std::move(*plan);
   }

@@ -48,6 +48,10 @@ struct PipelineOptions {
   pipeline::ScheduleKind schedule = pipeline::ScheduleKind::k1F1B;
   int32_t microbatches = 1;     // M; the graph given is one microbatch
   int32_t stages_per_rank = 1;  // V (> 1 only for interleaved 1F1B)
+  // An expert layout for every stage group instead of a free solve
+  // (planner/baselines.h, applied on the sub-mesh): with degree N on an
+  // AxBxC mesh, "fsdp-tp" is torchtitan's ppN x dp_shard(A/N x B) x tp(C).
+  std::string baseline;
 };
 
 struct PipelineStageCost {
@@ -86,8 +90,11 @@ struct PipelinePlan {
 // graph, and stages per rank do not change it); else it is solved here.
 Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
                                           const PipelineOptions& pipeline, const Plan* solved = nullptr);
-// The microbatch graph planned on a stage group's mesh for this degree.
-Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree);
+// The microbatch graph planned on a stage group's mesh for this degree (the
+// baseline's layout when one is given). Pins given for the whole mesh are
+// refused: their mesh dims are not the sub-mesh's.
+Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
+                                  const std::string& baseline = "");
 
 // --pipeline auto: every degree that divides mesh dim 0 (at least 2, at most
 // the graph's layer units), microbatch counts of 1, 2 and 4 times the degree
@@ -110,8 +117,10 @@ struct PipelineSearch {
 // microbatch_graph(M): the model built for one of M microbatches (an error
 // when the batch does not split into M).
 using MicrobatchGraph = std::function<Expected<Graph>(int32_t microbatches)>;
+// baseline: every candidate's stage groups take that expert layout.
 Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph, const PlanOptions& options,
-                                         std::optional<int32_t> degree = std::nullopt);
+                                         std::optional<int32_t> degree = std::nullopt,
+                                         const std::string& baseline = "");
 // The candidates as a table for people.
 std::string pipeline_candidates_table(const PipelineSearch& search);
 

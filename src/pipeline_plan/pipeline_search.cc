@@ -28,7 +28,7 @@ bool better(const PipelineCandidate& a, const PipelineCandidate& b) {
 }  // namespace
 
 Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph, const PlanOptions& options,
-                                         std::optional<int32_t> only_degree) {
+                                         std::optional<int32_t> only_degree, const std::string& baseline) {
   if (options.mesh_shape.empty()) return make_error("the mesh has no dims");
   const int64_t rows = options.mesh_shape[0];
   PipelineSearch search;
@@ -52,7 +52,7 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
         search.candidates.push_back(refused);
         continue;
       }
-      Expected<Plan> solved = solve_stage_groups(*graph, options, degree);
+      Expected<Plan> solved = solve_stage_groups(*graph, options, degree, baseline);
       if (!solved) return solved.error();
       struct Shape {
         pipeline::ScheduleKind kind;
@@ -68,6 +68,7 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
         c.options.microbatches = microbatches;
         c.options.schedule = shape.kind;
         c.options.stages_per_rank = shape.stages_per_rank;
+        c.options.baseline = baseline;
         if (shape.stages_per_rank * degree > layer_units(*graph)) {
           c.refused = fmt::format("{} layer units cannot fill {} stages", layer_units(*graph),
                                   shape.stages_per_rank * degree);

@@ -143,6 +143,28 @@ TEST(PipelinePlan, TheJsonNamesEachRanksDevicesAndEachStage) {
   EXPECT_TRUE(doc.contains("strategies") || doc.contains("nodes")) << "the per-stage SPMD plan travels with it";
 }
 
+// A baseline lays out every stage group on the sub-mesh: fsdp-tp with degree
+// 2 on 4x2 is pp2 x dp_shard2 x tp2. The free solve of the same microbatch
+// graph on the same sub-mesh is never worse by its own objective.
+TEST(PipelinePlan, ABaselineLaysOutEachStageGroupOnTheSubMesh) {
+  Graph g = microbatch_graph();
+  PipelineOptions expert = pipeline_options(pipeline::ScheduleKind::k1F1B, 2, 4);
+  expert.baseline = "fsdp-tp";
+  Expected<PipelinePlan> pinned = make_pipeline_plan(g, plan_options({4, 2}), expert);
+  Expected<PipelinePlan> free_plan =
+      make_pipeline_plan(g, plan_options({4, 2}), pipeline_options(pipeline::ScheduleKind::k1F1B, 2, 4));
+  ASSERT_TRUE(pinned) << pinned.error().message;
+  ASSERT_TRUE(free_plan) << free_plan.error().message;
+  EXPECT_EQ(pinned->spmd.label, "fsdp-tp");
+  EXPECT_EQ(pinned->spmd.mesh.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_LE(free_plan->spmd.solver.objective, pinned->spmd.solver.objective * (1 + 1e-9));
+  PlanOptions with_pin = plan_options({4, 2});
+  with_pin.pins.push_back(PinSpec{});
+  Expected<PipelinePlan> refused = make_pipeline_plan(g, with_pin, expert);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("cannot be used with --pipeline"), std::string::npos);
+}
+
 // --pipeline auto on a 4x2 mesh, batch 8: degrees 2 and 4, microbatch counts
 // the batch allows (16 and 32 do not split 8), every schedule; the winner is
 // the fastest candidate that fits, and each count of microbatches was solved

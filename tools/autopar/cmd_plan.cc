@@ -77,13 +77,17 @@ int run_pipeline_plan(PlanCommandOptions& options) {
     small.batch = *rows;
     return load_graph(small);
   };
-  Expected<PlanOptions> plan_options = to_plan_options(options.plan, *full);
+  // A baseline applies to each stage group's sub-mesh, not to the whole mesh.
+  PlanCliOptions whole_mesh = options.plan;
+  whole_mesh.baseline.clear();
+  Expected<PlanOptions> plan_options = to_plan_options(whole_mesh, *full);
   if (!plan_options) return report_error(plan_options.error().message);
+  const std::string& baseline = options.plan.baseline;
   Graph graph;
   PipelinePlan plan;
   std::string preface;
   if (search) {
-    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, *degree);
+    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, *degree, baseline);
     if (!found) return report_error(found.error().message);
     preface = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
               pipeline_candidates_table(*found) + "\n";
@@ -94,6 +98,7 @@ int run_pipeline_plan(PlanCommandOptions& options) {
     pipeline_options.degree = **degree;
     pipeline_options.schedule = *kind;
     pipeline_options.stages_per_rank = options.stages_per_rank;
+    pipeline_options.baseline = baseline;
     pipeline_options.microbatches = *microbatches ? **microbatches : 2 * **degree;
     Expected<Graph> micro = microbatch_graph(pipeline_options.microbatches);
     if (!micro) return report_usage_error(micro.error().message);
