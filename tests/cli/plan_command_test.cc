@@ -53,6 +53,10 @@ TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
   testing::CliResult schedule = run_autopar("plan --model mlp --mesh 2 --pipeline 2 --schedule zigzag");
   EXPECT_EQ(schedule.exit_code, 2);
   EXPECT_NE(schedule.err.find("zigzag"), std::string::npos) << schedule.err;
+  // The pipeline's options mean nothing without it: a usage error, not silence.
+  testing::CliResult alone = run_autopar("plan --model mlp --mesh 2 --microbatches 4");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--pipeline"), std::string::npos) << alone.err;
 }
 
 TEST(PlanCommand, ModelAndGraphTogetherAreStillAUsageError) {

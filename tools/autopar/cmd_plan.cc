@@ -165,22 +165,25 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
   app->add_flag("--timings", options->timings,
                 "Include wall-clock solver times in the JSON (off: runs diff byte for byte)");
-  app->add_option("--pipeline", options->pipeline,
+  CLI::Option* pipeline = app->add_option("--pipeline", options->pipeline,
                   "Pipeline degree N along mesh dim 0 (must divide it), or auto to search the degree, "
                   "microbatches and schedule; each stage group is sharded on the remaining mesh "
                   "(docs/pipeline.md, \"Planning pipeline and sharding together\")")
       ->type_name("N|auto");
   app->add_option("--schedule", options->schedule,
                   "With --pipeline: gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto (searched)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(pipeline);
   app->add_option("--microbatches", options->microbatches,
                   "With --pipeline: microbatches M, the batch split by M, or auto (default: twice the degree; "
                   "searched with --pipeline auto)")
-      ->type_name("M|auto");
+      ->type_name("M|auto")
+      ->needs(pipeline);
   app->add_option("--stages-per-rank", options->stages_per_rank,
                   "With --pipeline: stages per pipeline rank V (interleaved-1f1b)")
       ->check(CLI::Range(1, 1 << 10))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(pipeline);
   return Command{app, [options] { return run_plan(*options); }};
 }
 
