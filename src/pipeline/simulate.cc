@@ -165,6 +165,12 @@ SimulationResult simulate(const Schedule& s, const Durations& durations) {
 
 SimulationResult simulate_stages(const Schedule& s, const std::vector<Durations>& per_stage) {
   SimulationResult result;
+  if (per_stage.size() < static_cast<size_t>(s.num_stages)) {  // nothing to time some stages by
+    result.deadlocked = true;
+    result.deadlock = fmt::format("durations for {} stages given, the schedule has {}\n", per_stage.size(),
+                                  s.num_stages);
+    return result;
+  }
   size_t p = static_cast<size_t>(s.num_ranks);
   result.busy.assign(p, 0);
   result.peak_in_flight.assign(p, 0);
@@ -182,7 +188,7 @@ SimulationResult simulate_stages(const Schedule& s, const std::vector<Durations>
         std::optional<double> ready =
             ready_time(dependencies(s, static_cast<RankIdx>(r), a), done, nullptr);
         if (!ready) break;
-        const Durations& durations = per_stage[std::min(static_cast<size_t>(a.stage), per_stage.size() - 1)];
+        const Durations& durations = per_stage[static_cast<size_t>(a.stage)];
         double start = std::max(free_at[r], *ready), end = start + durations.of(a.kind);
         free_at[r] = end;
         result.busy[r] += end - start;

@@ -52,7 +52,7 @@ struct SimulationResult {
 SimulationResult simulate(const Schedule& lowered, const Durations& durations);
 // Each stage with its own durations (per_stage[s] for stage s; a SEND takes
 // the sending stage's comm): stages that cost differently, as a planned
-// model's do.
+// model's do. Fewer durations than stages is reported as a deadlock that says so.
 SimulationResult simulate_stages(const Schedule& lowered, const std::vector<Durations>& per_stage);
 
 // Chrome trace (chrome://tracing, Perfetto): one track per rank, one complete

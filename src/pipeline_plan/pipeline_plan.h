@@ -100,8 +100,16 @@ Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options
 // the graph's layer units), microbatch counts of 1, 2 and 4 times the degree
 // that the batch allows, and every schedule (interleaved with 2 stages per
 // rank where the microbatches allow); one solve per (degree, microbatches),
-// shared by its schedules. The fastest plan whose ranks fit wins (the fastest
-// of all when none fits); ties keep the earlier candidate in that order.
+// shared by its schedules. What the user fixed stays fixed. The fastest plan
+// whose ranks fit wins (the fastest of all when none fits); ties keep the
+// earlier candidate in that order.
+struct PipelineSearchSpace {
+  std::optional<int32_t> degree;                   // else every divisor of dim 0 from 2
+  std::optional<int32_t> microbatches;             // else 1, 2 and 4 times the degree
+  std::optional<pipeline::ScheduleKind> schedule;  // else all four
+  int32_t interleaved_stages_per_rank = 2;         // V of an interleaved candidate
+  std::string baseline;  // every candidate's stage groups take that expert layout
+};
 struct PipelineCandidate {
   PipelineOptions options;
   double step_time_s = 0;
@@ -117,10 +125,8 @@ struct PipelineSearch {
 // microbatch_graph(M): the model built for one of M microbatches (an error
 // when the batch does not split into M).
 using MicrobatchGraph = std::function<Expected<Graph>(int32_t microbatches)>;
-// baseline: every candidate's stage groups take that expert layout.
 Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph, const PlanOptions& options,
-                                         std::optional<int32_t> degree = std::nullopt,
-                                         const std::string& baseline = "");
+                                         const PipelineSearchSpace& space = {});
 // The candidates as a table for people.
 std::string pipeline_candidates_table(const PipelineSearch& search);
 

@@ -25,72 +25,77 @@ bool better(const PipelineCandidate& a, const PipelineCandidate& b) {
   return a.step_time_s < b.step_time_s;
 }
 
+// The schedules of one (degree, microbatches) on its solved stage groups.
+struct Trial {
+  const Graph& graph;
+  const Plan& solved;
+  int32_t units;  // the graph's layer units
+};
+
+void try_schedules(const Trial& trial, PipelineOptions options, const PlanOptions& plan_options,
+                   const PipelineSearchSpace& space, PipelineSearch& search, std::optional<PipelineCandidate>& best) {
+  std::vector<pipeline::ScheduleKind> kinds = {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kInterleaved1F1B,
+                                               pipeline::ScheduleKind::kZBH1, pipeline::ScheduleKind::kGPipe};
+  if (space.schedule) kinds = {*space.schedule};
+  for (pipeline::ScheduleKind kind : kinds) {
+    PipelineCandidate c;
+    c.options = options;
+    c.options.schedule = kind;
+    c.options.stages_per_rank =
+        kind == pipeline::ScheduleKind::kInterleaved1F1B ? space.interleaved_stages_per_rank : 1;
+    const int32_t stages = c.options.stages_per_rank * c.options.degree;
+    Expected<PipelinePlan> plan = make_error("{} layer units cannot fill {} stages", trial.units, stages);
+    if (stages <= trial.units) plan = make_pipeline_plan(trial.graph, plan_options, c.options, &trial.solved);
+    if (!plan) {
+      c.refused = plan.error().message;
+      search.candidates.push_back(c);
+      continue;
+    }
+    c.step_time_s = plan->step_time_s;
+    c.fits = plan->fits;
+    for (double peak : plan->rank_peak_bytes) c.peak_bytes = std::max(c.peak_bytes, peak);
+    search.candidates.push_back(c);
+    if (!best || better(c, *best)) {
+      best = c;
+      search.best = std::move(*plan);
+      search.graph = trial.graph;
+    }
+  }
+}
+
 }  // namespace
 
 Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph, const PlanOptions& options,
-                                         std::optional<int32_t> only_degree, const std::string& baseline) {
+                                         const PipelineSearchSpace& space) {
   if (options.mesh_shape.empty()) return make_error("the mesh has no dims");
   const int64_t rows = options.mesh_shape[0];
+  std::vector<int32_t> degrees;
+  if (space.degree) degrees = {*space.degree};
+  for (int32_t d = 2; !space.degree && d <= rows; ++d) {
+    if (rows % d == 0) degrees.push_back(d);
+  }
   PipelineSearch search;
   std::optional<PipelineCandidate> best;
-  for (int32_t degree = 2; degree <= rows; ++degree) {
-    if (rows % degree != 0 || (only_degree && degree != *only_degree)) continue;
-    for (int32_t factor : {1, 2, 4}) {
-      const int32_t microbatches = factor * degree;
-      PipelineCandidate refused;
+  for (int32_t degree : degrees) {
+    std::vector<int32_t> counts = {degree, 2 * degree, 4 * degree};
+    if (space.microbatches) counts = {*space.microbatches};
+    for (int32_t microbatches : counts) {
+      PipelineCandidate refused;  // a row for every schedule at once
       refused.options.degree = degree;
       refused.options.microbatches = microbatches;
-      refused.options.stages_per_rank = 0;  // every schedule
+      refused.options.stages_per_rank = 0;
+      refused.options.baseline = space.baseline;
       Expected<Graph> graph = microbatch_graph(microbatches);
-      if (!graph) {
-        refused.refused = graph.error().message;
+      const int32_t units = graph ? layer_units(*graph) : 0;
+      if (!graph || units < degree) {
+        refused.refused = graph ? fmt::format("{} layer units cannot fill {} stages", units, degree)
+                                : graph.error().message;
         search.candidates.push_back(refused);
         continue;
       }
-      if (layer_units(*graph) < degree) {
-        refused.refused = fmt::format("{} layer units cannot fill {} stages", layer_units(*graph), degree);
-        search.candidates.push_back(refused);
-        continue;
-      }
-      Expected<Plan> solved = solve_stage_groups(*graph, options, degree, baseline);
+      Expected<Plan> solved = solve_stage_groups(*graph, options, degree, space.baseline);
       if (!solved) return solved.error();
-      struct Shape {
-        pipeline::ScheduleKind kind;
-        int32_t stages_per_rank;
-      };
-      const Shape shapes[] = {{pipeline::ScheduleKind::k1F1B, 1},
-                              {pipeline::ScheduleKind::kInterleaved1F1B, 2},
-                              {pipeline::ScheduleKind::kZBH1, 1},
-                              {pipeline::ScheduleKind::kGPipe, 1}};
-      for (const Shape& shape : shapes) {
-        PipelineCandidate c;
-        c.options.degree = degree;
-        c.options.microbatches = microbatches;
-        c.options.schedule = shape.kind;
-        c.options.stages_per_rank = shape.stages_per_rank;
-        c.options.baseline = baseline;
-        if (shape.stages_per_rank * degree > layer_units(*graph)) {
-          c.refused = fmt::format("{} layer units cannot fill {} stages", layer_units(*graph),
-                                  shape.stages_per_rank * degree);
-          search.candidates.push_back(c);
-          continue;
-        }
-        Expected<PipelinePlan> plan = make_pipeline_plan(*graph, options, c.options, &*solved);
-        if (!plan) {
-          c.refused = plan.error().message;
-          search.candidates.push_back(c);
-          continue;
-        }
-        c.step_time_s = plan->step_time_s;
-        c.fits = plan->fits;
-        for (double peak : plan->rank_peak_bytes) c.peak_bytes = std::max(c.peak_bytes, peak);
-        search.candidates.push_back(c);
-        if (!best || better(c, *best)) {
-          best = c;
-          search.best = std::move(*plan);
-          search.graph = *graph;
-        }
-      }
+      try_schedules(Trial{*graph, *solved, units}, refused.options, options, space, search, best);
     }
   }
   if (!best) {

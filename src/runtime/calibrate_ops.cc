@@ -133,7 +133,7 @@ Expected<std::vector<at::Tensor>> call_once(const Graph& graph, const LocalCall&
 // untimed call on the same inputs.
 Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Communicator& comm, OpInputs where) {
   if (where == OpInputs::kWarm && !call_once(graph, call, data)) {
-    call.failed = true;  // the same on every rank: the inputs' shapes are
+    call.failed = true;  // the same on every rank: it depends on the inputs' shapes alone
   }
   if (Status s = comm.barrier(); !s) return s;
   if (call.failed) return ok_status();
@@ -141,7 +141,7 @@ Status run_once(const Graph& graph, LocalCall& call, CallData& data, const Commu
   Expected<std::vector<at::Tensor>> out = call_once(graph, call, data);
   double t = seconds_since(start);
   if (!out) {
-    call.failed = true;  // the same on every rank: the inputs' shapes are
+    call.failed = true;  // the same on every rank: it depends on the inputs' shapes alone
     return ok_status();
   }
   call.times.push_back(t);

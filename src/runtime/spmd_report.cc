@@ -152,8 +152,7 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
   // Every check (--check, --check-against-torch) holds the plan to its memory promise.
   const bool checking = options.check || !options.torch_values_dir.empty();
   if (checking && !memory.ok) result.check_ok = false;
-  const int64_t counted_steps = options.steps > 1 ? options.steps - 1 : 1;  // spmd_run drops step 1's tallies
-  auto rows = comm_rows(plan, tracer, counted_steps);
+  auto rows = comm_rows(plan, tracer, tracer.tallied_steps());
   result.comm_matches_plan = std::all_of(rows.begin(), rows.end(), [](const auto& kv) {
     return kv.second.count == kv.second.plan_count && kv.second.bytes == kv.second.plan_bytes;
   });
@@ -185,7 +184,7 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
                result.memory_error * 100, options.memory_tolerance * 100,
                memory.ok ? "OK" : "FAILED");
   }
-  print_compute(graph, plan, tracer, counted_steps);
+  print_compute(graph, plan, tracer, tracer.tallied_steps());
   print_comm(rows);
   fmt::print("comm bytes: {}\n", result.comm_matches_plan ? "measured == plan" : "MISMATCH with the plan");
   if (!options.trace_path.empty()) {

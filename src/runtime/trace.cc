@@ -33,6 +33,7 @@ void Tracer::collective(Collective c, MeshDim dim, double bytes, const std::stri
 
 void Tracer::step(int64_t index, double start_us, double end_us) {
   steps_.push_back((end_us - start_us) * 1e-6);
+  ++tallied_steps_;
   events_.push_back({fmt::format("step {}", index), "step", "{}", start_us, end_us - start_us});
 }
 
@@ -46,6 +47,7 @@ void Tracer::release(double bytes) { live_ -= bytes; }
 void Tracer::reset_tallies() {
   tallies_.clear();
   compute_by_op_.clear();
+  tallied_steps_ = 0;
 }
 
 std::string Tracer::events_json(int rank) const {

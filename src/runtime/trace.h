@@ -8,6 +8,7 @@
 // all_to_all. A test compares the tallies with the plan's predicted bytes.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -56,6 +57,9 @@ class Tracer {
   const std::map<std::pair<Collective, MeshDim>, CollectiveTally>& tallies() const { return tallies_; }
   const std::map<std::string, double>& compute_by_op() const { return compute_by_op_; }
   const std::vector<double>& step_times_s() const { return steps_; }
+  // The steps whose collectives and kernels the tallies hold: every step()
+  // since the last reset_tallies() (at least 1, to divide by).
+  int64_t tallied_steps() const { return std::max<int64_t>(tallied_steps_, 1); }
   void reset_tallies();
 
   // This rank's events as Chrome trace JSON objects, comma separated.
@@ -71,6 +75,7 @@ class Tracer {
   std::map<std::pair<Collective, MeshDim>, CollectiveTally> tallies_;
   std::map<std::string, double> compute_by_op_;
   std::vector<double> steps_;
+  int64_t tallied_steps_ = 0;
   double live_ = 0, peak_ = 0;
   bool counting_ = true;
 };

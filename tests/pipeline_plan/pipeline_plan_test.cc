@@ -197,6 +197,20 @@ TEST(PipelinePlan, TheSearchKeepsTheFastestFittingCandidate) {
   EXPECT_EQ(search->best.options.schedule, fastest->options.schedule);
   EXPECT_DOUBLE_EQ(search->best.step_time_s, fastest->step_time_s);
   EXPECT_NE(pipeline_candidates_table(*search).find("<- chosen"), std::string::npos);
+
+  // What the user fixed stays fixed: only zb-h1 with 4 microbatches, degrees searched.
+  PipelineSearchSpace fixed;
+  fixed.schedule = pipeline::ScheduleKind::kZBH1;
+  fixed.microbatches = 4;
+  Expected<PipelineSearch> narrowed = search_pipeline(graph_of, plan_options({4, 2}), fixed);
+  ASSERT_TRUE(narrowed) << narrowed.error().message;
+  ASSERT_EQ(narrowed->candidates.size(), 2u);  // degrees 2 and 4
+  for (const PipelineCandidate& c : narrowed->candidates) {
+    EXPECT_EQ(c.options.schedule, pipeline::ScheduleKind::kZBH1);
+    EXPECT_EQ(c.options.microbatches, 4);
+    EXPECT_TRUE(c.refused.empty()) << c.refused;
+  }
+  EXPECT_EQ(narrowed->best.options.schedule, pipeline::ScheduleKind::kZBH1);
 }
 
 }  // namespace

@@ -30,9 +30,6 @@ struct PlanCommandOptions {
   int32_t stages_per_rank = 1;
 };
 
-// `plan --pipeline N`: the graph built for one microbatch (a built-in model
-// at batch / M; a --graph file is taken as one microbatch), then stages and
-// sharding together (pipeline_plan/pipeline_plan.h).
 // A positive count, or "auto" (nullopt); anything else is a usage error.
 Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const std::string& text) {
   if (text == "auto") return std::optional<int32_t>{};
@@ -44,6 +41,9 @@ Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const 
   return std::optional<int32_t>{value};
 }
 
+// `plan --pipeline N|auto`: the graph built for one microbatch (a built-in model
+// at batch / M; a --graph file is taken as one microbatch), then stages and
+// sharding together (pipeline_plan/pipeline_plan.h).
 int run_pipeline_plan(PlanCommandOptions& options) {
   GraphOptions graph_options = options.graph;
   if (graph_options.model.empty() && graph_options.graph_file.empty()) graph_options.model = "llama3-8b";
@@ -86,8 +86,14 @@ int run_pipeline_plan(PlanCommandOptions& options) {
   Graph graph;
   PipelinePlan plan;
   std::string preface;
-  if (search) {
-    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, *degree, baseline);
+  if (search) {  // what the user fixed stays fixed
+    PipelineSearchSpace space;
+    space.degree = *degree;
+    space.microbatches = *microbatches;
+    space.schedule = kind;
+    if (options.stages_per_rank > 1) space.interleaved_stages_per_rank = options.stages_per_rank;
+    space.baseline = baseline;
+    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, space);
     if (!found) return report_error(found.error().message);
     preface = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
               pipeline_candidates_table(*found) + "\n";
