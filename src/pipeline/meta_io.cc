@@ -93,7 +93,14 @@ Status compare(StageIdx stage, std::string_view side, const std::vector<GivenMet
 
 std::string encode_metas(const MetaMessage& message) {
   json metas = json::array();
-  for (const TensorMeta& m : message.metas) metas.push_back(meta_json(m));
+  for (size_t i = 0; i < message.metas.size(); ++i) {
+    json m = meta_json(message.metas[i]);
+    if (i < message.layouts.size()) {
+      m["placement"] = message.layouts[i].placement;
+      m["local_shape"] = message.layouts[i].local_shape;
+    }
+    metas.push_back(std::move(m));
+  }
   return json{{"from", message.from}, {"to", message.to}, {"metas", metas}}.dump();
 }
 
@@ -106,7 +113,7 @@ Expected<MetaMessage> decode_metas(std::string_view bytes) {
         "got {}",
         bytes.substr(0, 80));
   }
-  MetaMessage message{j["from"].get<StageIdx>(), j["to"].get<StageIdx>(), {}};
+  MetaMessage message{j["from"].get<StageIdx>(), j["to"].get<StageIdx>(), {}, {}};
   Expected<std::vector<GivenMeta>> metas =
       read_metas(j["metas"], fmt::format("metadata message {}->{} meta", message.from, message.to));
   if (!metas) return metas.error();
@@ -117,6 +124,26 @@ Expected<MetaMessage> decode_metas(std::string_view bytes) {
                         message.from, message.to, i, shape_to_string(g.strides), to_string(g.meta));
     }
     message.metas.push_back(g.meta);
+    const json& entry = j["metas"][i];
+    if (entry.contains("placement") != entry.contains("local_shape")) {
+      return make_error("metadata message {}->{} meta {}: placement and local_shape come together",
+                        message.from, message.to, i);
+    }
+    if (!entry.contains("placement")) continue;
+    if (!entry["placement"].is_string() || !entry["local_shape"].is_array()) {
+      return make_error("metadata message {}->{} meta {}: placement must be text and local_shape a list",
+                        message.from, message.to, i);
+    }
+    BoundaryLayout layout{entry["placement"].get<std::string>(), {}};
+    for (const json& d : entry["local_shape"]) {
+      if (!d.is_number_integer()) return make_error("metadata message {}->{} meta {}: bad local_shape", message.from, message.to, i);
+      layout.local_shape.push_back(d.get<int64_t>());
+    }
+    message.layouts.push_back(std::move(layout));
+  }
+  if (!message.layouts.empty() && message.layouts.size() != message.metas.size()) {
+    return make_error("metadata message {}->{}: {} of {} metas carry a placement", message.from, message.to,
+                      message.layouts.size(), message.metas.size());
   }
   return message;
 }

@@ -113,6 +113,14 @@ Status check_options(const ScheduleOptions& o) {
         "interleaved-1f1b",
         schedule_kind_name(o.kind), o.stages_per_rank);
   }
+  // A 1F1B-style rank warms up with one forward per later rank before its
+  // first backward; with fewer microbatches than ranks there is no steady
+  // state, and PyTorch's schedules refuse the same.
+  if (o.kind != ScheduleKind::kGPipe && o.num_microbatches < o.num_ranks) {
+    return make_error("schedule {} needs at least as many microbatches as pipeline ranks: {} microbatches, {} ranks; "
+                      "give --microbatches {} or more, or use gpipe",
+                      schedule_kind_name(o.kind), o.num_microbatches, o.num_ranks, o.num_ranks);
+  }
   if (interleaved && o.num_microbatches % o.num_ranks != 0) {
     return make_error(
         "interleaved-1f1b needs microbatches a multiple of ranks: {} microbatches, "

@@ -98,7 +98,7 @@ Expected<PipelineMeta> infer_pipeline(const Graph& graph, const std::vector<Stag
       by_producer[produced.at(st.inputs[i]).first].push_back(i);
     }
     for (const auto& [from, indices] : by_producer) {
-      MetaMessage message{from, st.index, {}};
+      MetaMessage message{from, st.index, {}, {}};
       for (size_t i : indices) message.metas.push_back(produced.at(st.inputs[i]).second);
       if (stage_to_rank[static_cast<size_t>(from)] ==
           stage_to_rank[static_cast<size_t>(st.index)]) {

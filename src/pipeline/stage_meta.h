@@ -61,9 +61,19 @@ Expected<int64_t> microbatch_rows(const Graph& full, int32_t microbatches);
 
 // The metadata message between ranks:
 //   {"from":0,"to":1,"metas":[{"dtype":"f32","shape":[4,32,256],"strides":[8192,256,1]}]}
+// On a sharded boundary (3-D runs) each meta also carries how the sender
+// holds the value: its placement per mesh dim of the stage group and the
+// local shape of one rank's block:
+//   {"dtype":"f32","shape":[4,32,256],"placement":"S(0)","local_shape":[2,32,256]}
+struct BoundaryLayout {
+  std::string placement;  // sharding/placement.h's text, e.g. "S(0)R"
+  Shape local_shape;
+  bool operator==(const BoundaryLayout&) const = default;
+};
 struct MetaMessage {
   StageIdx from = 0, to = 0;
   std::vector<TensorMeta> metas;
+  std::vector<BoundaryLayout> layouts;  // empty, or one per meta
 };
 std::string encode_metas(const MetaMessage& message);
 // Non-contiguous strides are an error: the IR's tensors are contiguous.

@@ -112,6 +112,33 @@ Status connect(const Graph& graph, std::vector<Stage>& stages,
   return ok_status();
 }
 
+// The cut of a given stage list: the stages' units, concatenated, must be the
+// graph's units in order.
+Expected<std::vector<size_t>> cut_as_given(const std::vector<std::string>& units,
+                                           const std::vector<std::vector<std::string>>& given,
+                                           int32_t num_stages) {
+  if (static_cast<int32_t>(given.size()) != num_stages) {
+    return make_error("the given cut has {} stages, not {}", given.size(), num_stages);
+  }
+  std::vector<size_t> cuts{0};
+  size_t next = 0;
+  for (size_t k = 0; k < given.size(); ++k) {
+    if (given[k].empty()) return make_error("stage {} of the given cut has no units", k);
+    for (const std::string& unit : given[k]) {
+      if (next >= units.size() || units[next] != unit) {
+        return make_error("stage {} of the given cut names unit {} where this graph has {}", k, unit,
+                          next < units.size() ? units[next] : std::string("no more units"));
+      }
+      ++next;
+    }
+    cuts.push_back(next);
+  }
+  if (next != units.size()) {
+    return make_error("the given cut ends at unit {} of {}: {} is in no stage", next, units.size(), units[next]);
+  }
+  return cuts;
+}
+
 }  // namespace
 
 std::string layer_unit(std::string_view scope) {
@@ -162,9 +189,9 @@ Expected<std::vector<Stage>> split_stages(const Graph& graph, const StageOptions
       unit_cost[unit_of[i]] += node_compute_time(graph, fwd[i], *o.hardware);
     }
   }
-  Expected<std::vector<size_t>> cuts = o.balance == StageBalance::kCount
-                                           ? cut_by_count(units, o.num_stages)
-                                           : cut_by_cost(unit_cost, o.num_stages);
+  Expected<std::vector<size_t>> cuts = o.balance == StageBalance::kCount  ? cut_by_count(units, o.num_stages)
+                                       : o.balance == StageBalance::kGiven ? cut_as_given(units, o.given_units, o.num_stages)
+                                                                           : cut_by_cost(unit_cost, o.num_stages);
   if (!cuts) return cuts.error();
   std::vector<Stage> stages(static_cast<size_t>(o.num_stages));
   std::vector<int32_t> stage_of_unit(units.size());

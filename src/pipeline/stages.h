@@ -43,13 +43,17 @@ struct Stage {
   double compute_s = 0;            // roofline time of the nodes (cost balance only)
 };
 
-enum class StageBalance : uint8_t { kCount, kCost };
+// kGiven: the units of every stage named in StageOptions::given_units (a
+// plan's cut, read back by the runtime); they must be this graph's units in
+// order, each stage non-empty.
+enum class StageBalance : uint8_t { kCount, kCost, kGiven };
 
 struct StageOptions {
   int32_t num_stages = 1;
   int32_t num_ranks = 1;  // num_stages must be a multiple
   StageBalance balance = StageBalance::kCount;
   const HardwareProfile* hardware = nullptr;  // required for kCost
+  std::vector<std::vector<std::string>> given_units;  // kGiven: per stage
 };
 
 // "layers.3.attention" -> "layers.3"; "norm" -> "norm"; "" -> "".

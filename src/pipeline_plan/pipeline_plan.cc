@@ -163,6 +163,10 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   stage_options.num_ranks = pipeline_options.degree;
   stage_options.balance = pipeline::StageBalance::kCost;
   stage_options.hardware = &options.hardware;
+  if (!pipeline_options.stage_units.empty()) {
+    stage_options.balance = pipeline::StageBalance::kGiven;
+    stage_options.given_units = pipeline_options.stage_units;
+  }
   Expected<std::vector<pipeline::Stage>> stages = pipeline::split_stages(graph, stage_options);
   if (!stages) return stages.error();
   Expected<std::vector<pipeline::StageProgram>> programs = pipeline::partition_stages(graph, *stages);

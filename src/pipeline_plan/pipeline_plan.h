@@ -52,6 +52,8 @@ struct PipelineOptions {
   // (planner/baselines.h, applied on the sub-mesh): with degree N on an
   // AxBxC mesh, "fsdp-tp" is torchtitan's ppN x dp_shard(A/N x B) x tp(C).
   std::string baseline;
+  // The stage cut as units per stage (a plan read back); empty: cut by cost.
+  std::vector<std::vector<std::string>> stage_units;
 };
 
 struct PipelineStageCost {
@@ -129,6 +131,14 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
                                          const PipelineSearchSpace& space = {});
 // The candidates as a table for people.
 std::string pipeline_candidates_table(const PipelineSearch& search);
+
+// The pipeline section of a plan JSON, read back for `autopar run --plan`:
+// nullopt when the plan has none (an SPMD-only plan); errors name the field.
+struct PipelineSection {
+  PipelineOptions options;  // degree, schedule, microbatches, stages per rank, stage units
+  std::vector<int64_t> mesh, sub_mesh;
+};
+Expected<std::optional<PipelineSection>> read_pipeline_section(const std::string& json_text);
 
 // The stage groups' mesh: dim 0 divided by the degree, a dim of 1 dropped
 // (a 1-D mesh whose whole dim 0 is the pipeline leaves one device: {1}).

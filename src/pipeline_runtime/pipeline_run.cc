@@ -8,18 +8,14 @@
 
 #include <fmt/format.h>
 
-#include "pipeline_runtime/send_release.h"
 #include "pipeline_runtime/stage_worker.h"
-#include "runtime/init.h"
-#include "runtime/local_executor.h"
+#include "pipeline_runtime/worker_setup.h"
 
 namespace autopar::pipeline {
 namespace {
 
 constexpr int kLossTag = 1 << 13;
 constexpr int kGradTagBase = 1 << 14;
-
-std::string param_name(const Node& n) { return n.target.empty() ? n.name : n.target; }
 
 // Which rank computes each param's gradient, and its id in the microbatch graph.
 struct ParamOwner {
@@ -34,92 +30,6 @@ std::map<std::string, ParamOwner> param_owners(const Graph& micro, const Pipelin
     }
   }
   return owners;
-}
-
-// The rank's params and buffers, the tangent (on the rank holding the loss),
-// and each microbatch's slice of the full batch's inputs its stages read, all
-// from the seed. Each slice is its own storage.
-Expected<std::unique_ptr<StageWorker>> make_worker(const Graph& full, const Graph& micro, const PipelineSetup& setup,
-                                  int rank, const PipelineRunOptions& o) {
-  const InitOptions init{.seed = o.seed};
-  std::vector<at::Tensor> placeholders(static_cast<size_t>(micro.size()));
-  std::set<NodeId> inputs_read;
-  bool loss_rank = false;
-  for (StageIdx s : setup.lowered.stages_of(rank)) {
-    loss_rank = loss_rank || setup.programs[static_cast<size_t>(s)].loss != kNoNode;
-    for (NodeId prm : setup.stages[static_cast<size_t>(s)].params) {
-      Expected<at::Tensor> v = init_placeholder(micro, prm, init);
-      if (!v) return v.error();
-      placeholders[static_cast<size_t>(prm)] = *v;
-    }
-    for (const Value& v : setup.stages[static_cast<size_t>(s)].inputs) {
-      if (micro.node(v.node).is_placeholder()) inputs_read.insert(v.node);
-    }
-  }
-  for (NodeId id = 0; id < micro.size() && loss_rank; ++id) {
-    if (micro.node(id).is_placeholder() && micro.node(id).kind == PlaceholderKind::kTangent) {
-      Expected<at::Tensor> v = init_placeholder(micro, id, init);
-      if (!v) return v.error();
-      placeholders[static_cast<size_t>(id)] = *v;
-    }
-  }
-  const int32_t m = setup.lowered.num_microbatches;
-  std::vector<std::vector<at::Tensor>> inputs(static_cast<size_t>(m),
-                                              std::vector<at::Tensor>(static_cast<size_t>(micro.size())));
-  for (NodeId small : inputs_read) {
-    std::optional<NodeId> id = full.find(micro.node(small).name);
-    if (!id) return make_error("input {} of the microbatch model is missing at full size", micro.node(small).name);
-    Expected<at::Tensor> whole = init_placeholder(full, *id, init);
-    if (!whole) return whole.error();
-    const int64_t rows = whole->size(0) / m;
-    for (int32_t mb = 0; mb < m; ++mb) {
-      inputs[static_cast<size_t>(mb)][static_cast<size_t>(small)] =
-          whole->narrow(0, mb * rows, rows).clone(at::MemoryFormat::Contiguous);
-    }
-  }
-  Expected<std::vector<std::vector<int32_t>>> release = send_release_points(setup.lowered);
-  if (!release) return release.error();
-  return std::make_unique<StageWorker>(micro, setup, rank, std::move(placeholders), std::move(inputs),
-                                       std::move((*release)[static_cast<size_t>(rank)]), o.optimizer);
-}
-
-// The single-process reference on rank 0: every placeholder of the full graph.
-struct Reference {
-  std::vector<at::Tensor> placeholders;
-  OptimizerState optimizer;
-  double loss = 0;
-  std::map<std::string, at::Tensor> grads;
-};
-
-// The reference's optimizer step on every param of the full graph.
-void reference_update(const Graph& full, Reference& ref) {
-  std::vector<at::Tensor> params, grads;
-  for (NodeId id = 0; id < full.size(); ++id) {
-    const Node& n = full.node(id);
-    if (!n.is_placeholder() || n.kind != PlaceholderKind::kParam) continue;
-    params.push_back(ref.placeholders[static_cast<size_t>(id)]);
-    grads.push_back(ref.grads.at(param_name(n)));
-  }
-  ref.optimizer.step(params, grads);
-}
-
-Status reference_step(const Graph& full, Reference& ref) {
-  NodeValues values(static_cast<size_t>(full.size()));
-  for (NodeId id = 0; id < full.size(); ++id) {
-    if (full.node(id).is_placeholder()) values[static_cast<size_t>(id)] = {ref.placeholders[static_cast<size_t>(id)]};
-  }
-  Expected<ExecuteStats> stats = execute_nodes(full, values);
-  if (!stats) return make_error("reference run: {}", stats.error().message);
-  ref.grads.clear();
-  for (const GraphOutput& out : full.outputs()) {
-    const at::Tensor& v = values[static_cast<size_t>(out.node)].at(0);
-    if (out.kind == OutputKind::kLoss) {
-      ref.loss = v.item<double>();
-    } else {
-      ref.grads[param_name(full.node(out.param))] = v;
-    }
-  }
-  return ok_status();
 }
 
 struct Comparison {
@@ -145,13 +55,13 @@ Status compare_owned(const std::map<std::string, ParamOwner>& owners, const Comm
     if (world.rank() != 0) {
       if (owner.rank != world.rank()) continue;
       const at::Tensor t = mine.at(name).contiguous();  // both ends in row-major order
-      if (Status s = send_bytes_blocking(t.data_ptr(), static_cast<int64_t>(t.nbytes()), 0, tag); !s) return s;
+      if (Status s = send_bytes_blocking(world, t.data_ptr(), static_cast<int64_t>(t.nbytes()), 0, tag); !s) return s;
       continue;
     }
     const at::Tensor& ref = want->at(name);
     at::Tensor got = owner.rank == 0 ? mine.at(name) : at::Tensor(ref.clone(at::MemoryFormat::Contiguous));
     if (owner.rank != 0) {
-      if (Status s = recv_bytes_exact(got.data_ptr(), static_cast<int64_t>(got.nbytes()), owner.rank, tag); !s) {
+      if (Status s = recv_bytes_exact(world, got.data_ptr(), static_cast<int64_t>(got.nbytes()), owner.rank, tag); !s) {
         return s;
       }
     }
@@ -234,10 +144,10 @@ Expected<double> step_loss(const PipelineSetup& setup, const Communicator& world
   const int last = setup.lowered.stage_to_rank.back();
   double loss = worker.loss_sum() / setup.lowered.num_microbatches;
   if (last != 0 && world.rank() == last) {
-    if (Status s = send_bytes_blocking(&loss, sizeof loss, 0, kLossTag); !s) return s.error();
+    if (Status s = send_bytes_blocking(world, &loss, sizeof loss, 0, kLossTag); !s) return s.error();
   }
   if (last != 0 && world.rank() == 0) {
-    if (Status s = recv_bytes_exact(&loss, sizeof loss, last, kLossTag); !s) return s.error();
+    if (Status s = recv_bytes_exact(world, &loss, sizeof loss, last, kLossTag); !s) return s.error();
   }
   return loss;
 }
@@ -265,7 +175,7 @@ Status check_step(const Graph& full, const Graph& micro, const PipelineSetup& se
                   const Communicator& world, StageWorker& worker, double loss, Reference* ref,
                   int64_t step, const PipelineRunOptions& o, PipelineRunResult& result) {
   if (ref) {
-    if (Status s = reference_step(full, *ref); !s) return s;
+    if (Status s = reference_step(full, WorkerData{&full, o.seed}, setup.lowered.num_microbatches, *ref); !s) return s;
   }
   std::map<std::string, at::Tensor> grads;
   for (const auto& [id, sum] : worker.grad_sums()) grads[param_name(micro.node(id))] = sum;
@@ -318,14 +228,16 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
                                                   const Communicator& world,
                                                   const PipelineRunOptions& o) {
   const int rank = world.rank();
-  Expected<std::unique_ptr<StageWorker>> made = make_worker(full, micro, setup, rank, o);
+  WholeTensorRunner runner(micro);
+  Expected<std::unique_ptr<StageWorker>> made =
+      make_stage_worker(micro, setup, world, runner, WorkerData{&full, o.seed}, o.optimizer);
   if (!made) return made.error();
   std::unique_ptr<StageWorker>& worker = *made;
   std::unique_ptr<Reference> ref;
   if (o.check && rank == 0) {
-    Expected<std::vector<at::Tensor>> init = init_placeholders(full, InitOptions{.seed = o.seed});
-    if (!init) return init.error();
-    ref = std::make_unique<Reference>(Reference{std::move(*init), OptimizerState(o.optimizer), 0, {}});
+    Expected<Reference> made_ref = make_reference(full, WorkerData{&full, o.seed}, o.optimizer);
+    if (!made_ref) return made_ref.error();
+    ref = std::make_unique<Reference>(std::move(*made_ref));
   }
   PipelineRunResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
@@ -337,7 +249,7 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
     Expected<double> loss = step_loss(setup, world, *worker);
     if (!loss) return loss.error();
     if (rank == 0) fmt::print("step {} loss {:.6f}\n", step, *loss);
-    worker->average_grads(setup.lowered.num_microbatches);
+    if (Status s = worker->average_grads(setup.lowered.num_microbatches); !s) return s.error();
     if (o.check) {
       if (Status s = check_step(full, micro, setup, world, *worker, *loss, ref.get(), step, o, result); !s) {
         return s.error();

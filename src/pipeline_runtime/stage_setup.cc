@@ -33,15 +33,15 @@ std::map<std::string, TensorMeta> input_metas(const Graph& full) {
   return inputs;
 }
 
-Expected<std::string> recv_string(int from) {
+Expected<std::string> recv_string(const Communicator& comm, int from) {
   MPI_Status status;
-  if (Status s = mpi_status(MPI_Probe(from, kMetaTag, MPI_COMM_WORLD, &status), "probe"); !s) {
+  if (Status s = mpi_status(MPI_Probe(from, kMetaTag, comm.native(), &status), "probe"); !s) {
     return s.error();
   }
   int count = 0;
   MPI_Get_count(&status, MPI_CHAR, &count);
   std::string text(static_cast<size_t>(count), '\0');
-  if (Status s = mpi_status(MPI_Recv(text.data(), count, MPI_CHAR, from, kMetaTag, MPI_COMM_WORLD,
+  if (Status s = mpi_status(MPI_Recv(text.data(), count, MPI_CHAR, from, kMetaTag, comm.native(),
                                      MPI_STATUS_IGNORE),
                             "recv of stage metadata");
       !s) {
@@ -50,11 +50,35 @@ Expected<std::string> recv_string(int from) {
   return text;
 }
 
+// The agreement rule on sharded boundaries: the sender's layout of every
+// value must be the one this rank's plan expects.
+Status check_layouts(const Graph& micro, const Stage& sender, const MetaMessage& message,
+                     const PipelineSetupOptions& o) {
+  if (!o.boundary_layout) return ok_status();
+  if (message.layouts.size() != sender.outputs.size()) {
+    return make_error("stage {}: stage {} sent {} placements for its {} outputs (is every rank running the same "
+                      "plan?)", message.to, message.from, message.layouts.size(), sender.outputs.size());
+  }
+  for (size_t k = 0; k < sender.outputs.size(); ++k) {
+    const Value& v = sender.outputs[k];
+    BoundaryLayout want = o.boundary_layout(v.node, v.output);
+    const BoundaryLayout& got = message.layouts[k];
+    if (got == want) continue;
+    return make_error("stage {}: stage {} holds {} as {} (local shape {}), but this rank's plan reads it as {} "
+                      "(local shape {}); give every rank the same plan",
+                      message.to, message.from, micro.node(v.node).name, got.placement,
+                      shape_to_string(got.local_shape), want.placement, shape_to_string(want.local_shape));
+  }
+  return ok_status();
+}
+
 // This rank's stages, in stage order: input metas from graph inputs, from the
 // previous stage (message or return value), then infer_stage.
 Expected<std::map<StageIdx, StageMeta>> infer_own_stages(
-    const Graph& micro, const PipelineSetup& setup, int rank,
-    const std::map<std::string, TensorMeta>& micro_inputs, PipelineSetup& counts) {
+    const Graph& micro, const PipelineSetup& setup, const Communicator& world,
+    const std::map<std::string, TensorMeta>& micro_inputs, const PipelineSetupOptions& o,
+    PipelineSetup& counts) {
+  const int rank = world.rank();
   std::map<StageIdx, StageMeta> metas;
   const std::vector<RankIdx>& owner = setup.lowered.stage_to_rank;
   for (const Stage& st : setup.stages) {
@@ -67,11 +91,14 @@ Expected<std::map<StageIdx, StageMeta>> infer_own_stages(
         from_previous = metas.at(prev).outputs;  // the return value, no message
         ++counts.direct_hand_offs;
       } else {
-        Expected<std::string> text = recv_string(owner[static_cast<size_t>(prev)]);
+        Expected<std::string> text = recv_string(world, owner[static_cast<size_t>(prev)]);
         if (!text) return text.error();
         Expected<MetaMessage> message = decode_metas(*text);
         if (!message) return make_error("stage {}: metadata from stage {}: {}", st.index, prev,
                                         message.error().message);
+        if (Status agreed = check_layouts(micro, setup.stages[static_cast<size_t>(prev)], *message, o); !agreed) {
+          return agreed.error();
+        }
         from_previous = std::move(message->metas);
       }
     }
@@ -99,8 +126,12 @@ Expected<std::map<StageIdx, StageMeta>> infer_own_stages(
     if (!meta) return meta.error();
     StageIdx next = st.index + 1;
     if (next < static_cast<StageIdx>(setup.stages.size()) && owner[static_cast<size_t>(next)] != rank) {
-      std::string text = encode_metas({st.index, next, meta->outputs});
-      if (Status s = send_bytes_blocking(text.data(), static_cast<int64_t>(text.size()),
+      MetaMessage message{st.index, next, meta->outputs, {}};
+      if (o.boundary_layout) {
+        for (const Value& v : st.outputs) message.layouts.push_back(o.boundary_layout(v.node, v.output));
+      }
+      std::string text = encode_metas(message);
+      if (Status s = send_bytes_blocking(world, text.data(), static_cast<int64_t>(text.size()),
                                          owner[static_cast<size_t>(next)], kMetaTag);
           !s) {
         return s.error();
@@ -143,9 +174,10 @@ Expected<PipelineSetup> build_plan(const Graph& micro, const Communicator& world
   if (!schedule) return schedule.error();
   setup.lowered = lower_communication(*schedule);
   StageOptions cut{schedule->num_stages, world.size(), o.balance.value_or(StageBalance::kCount),
-                   o.hardware};
+                   o.hardware, o.stage_units};
+  if (!o.stage_units.empty()) cut.balance = StageBalance::kGiven;
   Expected<std::vector<Stage>> stages = split_stages(micro, cut);
-  if (!stages && !o.balance.has_value() && o.hardware != nullptr) {
+  if (!stages && !o.balance.has_value() && o.hardware != nullptr && o.stage_units.empty()) {
     cut.balance = StageBalance::kCost;  // e.g. 8 stages of a 6-layer model
     stages = split_stages(micro, cut);
   }
@@ -159,15 +191,14 @@ Expected<PipelineSetup> build_plan(const Graph& micro, const Communicator& world
 
 }  // namespace
 
-Status send_bytes_blocking(const void* data, int64_t bytes, int to, int tag) {
-  return mpi_status(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, to, tag, MPI_COMM_WORLD),
-                    "send");
+Status send_bytes_blocking(const Communicator& comm, const void* data, int64_t bytes, int to, int tag) {
+  return mpi_status(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm.native()), "send");
 }
 
-Status recv_bytes_exact(void* data, int64_t bytes, int from, int tag) {
+Status recv_bytes_exact(const Communicator& comm, void* data, int64_t bytes, int from, int tag) {
   MPI_Status status;
   if (Status s = mpi_status(
-          MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, MPI_COMM_WORLD, &status),
+          MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, comm.native(), &status),
           "recv");
       !s) {
     return s;
@@ -184,8 +215,9 @@ Expected<PipelineSetup> setup_pipeline(const Graph& full, const Graph& micro,
                                        const Communicator& world, const PipelineSetupOptions& o) {
   Expected<PipelineSetup> setup = build_plan(micro, world, o);
   if (!setup) return setup.error();
+  // An imported graph is one microbatch already: its inputs are the microbatch's.
   Expected<std::map<std::string, TensorMeta>> micro_inputs =
-      microbatch_metas(input_metas(full), o.microbatches);
+      &full == &micro ? input_metas(micro) : microbatch_metas(input_metas(full), o.microbatches);
   if (!micro_inputs) return micro_inputs.error();
   auto start = std::chrono::steady_clock::now();
   int32_t given = o.stage_shapes.has_value() ? 1 : 0;
@@ -199,7 +231,7 @@ Expected<PipelineSetup> setup_pipeline(const Graph& full, const Graph& micro,
   setup->inferred = *infer;
   if (*infer) {
     Expected<std::map<StageIdx, StageMeta>> metas =
-        infer_own_stages(micro, *setup, world.rank(), *micro_inputs, *setup);
+        infer_own_stages(micro, *setup, world, *micro_inputs, o, *setup);
     if (!metas) world.abort(fmt::format("shape inference: {}", metas.error().message));
     setup->metas = std::move(*metas);
   } else {

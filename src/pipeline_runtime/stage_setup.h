@@ -16,7 +16,9 @@
 // combined across ranks, so a wrong shape is reported on every rank.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -38,6 +40,12 @@ struct PipelineSetupOptions {
   const HardwareProfile* hardware = nullptr;  // for cost balance
   // This rank's --stage-shapes, parsed; nullopt when not given.
   std::optional<std::vector<GivenStageShapes>> stage_shapes;
+  // A plan's cut (the units of every stage); empty: cut by `balance`.
+  std::vector<std::vector<std::string>> stage_units;
+  // Sharded boundaries (3-D runs): how this rank holds output `output` of
+  // node `node`. Senders put it in each metadata message; receivers check it
+  // against their own (the agreement rule), naming the value when they differ.
+  std::function<BoundaryLayout(NodeId node, int32_t output)> boundary_layout;
 };
 
 struct PipelineSetup {
@@ -51,15 +59,18 @@ struct PipelineSetup {
 };
 
 // `micro` is the model built at microbatch size, `full` at the full batch (its
-// input placeholders give the user's real input metas). Returned errors are the
+// input placeholders give the user's real input metas; `full` may be `micro`
+// itself for a graph that is one microbatch). `world` holds one rank
+// per pipeline position, in rank order (a 3-D run passes the ranks with this
+// rank's coordinate in the stage group); every message goes on it. Returned errors are the
 // same on every rank (refusals: bad options, disagreement, wrong given shapes);
 // an inference failure on one rank aborts the job from inside.
 Expected<PipelineSetup> setup_pipeline(const Graph& full, const Graph& micro,
                                        const Communicator& world,
                                        const PipelineSetupOptions& options);
 
-// Point-to-point messages of the stage runtime on MPI_COMM_WORLD.
-Status send_bytes_blocking(const void* data, int64_t bytes, int to, int tag);
-Status recv_bytes_exact(void* data, int64_t bytes, int from, int tag);
+// Point-to-point messages of the stage runtime on `comm`.
+Status send_bytes_blocking(const Communicator& comm, const void* data, int64_t bytes, int to, int tag);
+Status recv_bytes_exact(const Communicator& comm, void* data, int64_t bytes, int from, int tag);
 
 }  // namespace autopar::pipeline

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/kernels.h"
+#include "sharding/strategy.h"
 
 namespace autopar::pipeline {
 namespace {
@@ -26,14 +27,16 @@ std::vector<NodeId> value_nodes(const std::vector<Value>& values) {
 
 }  // namespace
 
-StageWorker::StageWorker(const Graph& micro, const PipelineSetup& setup, int rank,
-                         std::vector<at::Tensor> placeholders,
+StageWorker::StageWorker(const Graph& micro, const PipelineSetup& setup, const Communicator& pipe,
+                         NodeRunner& runner, std::vector<at::Tensor> placeholders,
                          std::vector<std::vector<at::Tensor>> microbatch_inputs,
                          std::vector<int32_t> send_release, const OptimizerConfig& optimizer)
     : graph_(micro),
       setup_(setup),
-      rank_(rank),
-      own_(setup.lowered.stages_of(rank)),
+      pipe_(pipe),
+      runner_(runner),
+      rank_(pipe.rank()),
+      own_(setup.lowered.stages_of(pipe.rank())),
       send_release_(std::move(send_release)),
       placeholders_(std::move(placeholders)),
       inputs_(std::move(microbatch_inputs)),
@@ -45,7 +48,9 @@ StageWorker::StageWorker(const Graph& micro, const PipelineSetup& setup, int ran
   for (StageIdx s : own_) {
     const StageProgram& p = setup.programs[static_cast<size_t>(s)];
     rules_.emplace(s, keep_rules(micro, p));
-    for (NodeId prm : p.params) {
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const NodeId prm = p.params[i];
+      grad_node_[prm] = p.param_grads[i];
       optimized_.push_back(prm);
       params.push_back(placeholders_[static_cast<size_t>(prm)]);
     }
@@ -74,8 +79,16 @@ void StageWorker::reset_step() {
   busy_s_ = 0;
 }
 
-void StageWorker::average_grads(int32_t microbatches) {
-  for (auto& [prm, sum] : grad_sums_) sum.div_(microbatches);
+Status StageWorker::average_grads(int32_t microbatches) {
+  for (auto& [prm, sum] : grad_sums_) {
+    sum.div_(microbatches);
+    Expected<at::Tensor> placed = runner_.to_param_placement(prm, grad_node_.at(prm), sum, held_);
+    if (!placed) return make_error("gradient of {}: {}", graph_.node(prm).name, placed.error().message);
+    held_.add({*placed});
+    held_.remove({sum});
+    sum = std::move(*placed);
+  }
+  return ok_status();
 }
 
 void StageWorker::optimizer_step() {
@@ -116,23 +129,21 @@ Status StageWorker::run_nodes(int32_t s, const std::vector<NodeId>& nodes,
   const std::vector<int32_t> last = last_reads(graph_, nodes);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = graph_.node(nodes[i]);
-    std::vector<at::Tensor> out;
-    if (node.op == OpId::kGetItem) {
-      out = {store_.get(s, node.inputs[0]).at(static_cast<size_t>(node.attrs.get_int("index")))};
-    } else {
-      std::vector<at::Tensor> inputs;
-      for (NodeId in : node.inputs) {
-        const std::vector<at::Tensor>& v = store_.get(s, in);
-        if (v.size() != 1) {
-          return make_error("node {} reads {}, which this rank does not hold", node.name,
-                            graph_.node(in).name);
-        }
-        inputs.push_back(v[0]);
+    // A getitem reads one output of its producer; the runner still applies
+    // what the plan does there (a sharded runner may redistribute it).
+    std::vector<at::Tensor> inputs;
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      const NodeId in = node.inputs[static_cast<size_t>(k)];
+      const std::vector<at::Tensor>& v = store_.get(s, in);
+      const size_t o = static_cast<size_t>(producer_output_index(graph_, nodes[i], k));
+      if (o >= v.size() || (node.op != OpId::kGetItem && v.size() != 1)) {
+        return make_error("node {} reads {}, which this rank does not hold", node.name, graph_.node(in).name);
       }
-      Expected<std::vector<at::Tensor>> result = run_kernel(node, inputs, node.outputs);
-      if (!result) return result.error();
-      out = std::move(*result);
+      inputs.push_back(v[o]);
     }
+    Expected<std::vector<at::Tensor>> result = runner_.run(nodes[i], inputs, held_);
+    if (!result) return make_error("node {} ({}): {}", node.name, node_op_name(node), result.error().message);
+    std::vector<at::Tensor> out = std::move(*result);
     store_.put(s, nodes[i], std::move(out));
     for (NodeId in : node.inputs) {
       if (last[static_cast<size_t>(in)] == static_cast<int32_t>(i) && !keep[static_cast<size_t>(in)] &&
@@ -168,7 +179,9 @@ Status StageWorker::forward(StageIdx stage, MicrobatchIdx mb) {
   }
   if (Status ok = run_nodes(s, p.forward, rules_.at(stage).after_forward); !ok) return ok;
   if (p.loss != kNoNode) {
-    loss_sum_ += store_.get(s, p.loss).at(0).item<double>();  // freed with the backward
+    Expected<double> loss = runner_.loss_value(p.loss, store_.get(s, p.loss).at(0));  // freed with the backward
+    if (!loss) return loss.error();
+    loss_sum_ += *loss;
   }
   if (on_this_rank(stage + 1)) hand_off(stage, stage + 1, mb, value_nodes(p.activations_out));
   return ok_status();
@@ -247,7 +260,7 @@ Status StageWorker::send(size_t index, StageIdx stage, MicrobatchIdx mb, bool ba
     at::Tensor t = store_.get(s, id).at(0).resolve_conj().contiguous();  // no lazy conjugate bit on the wire
     MPI_Request request;
     int code = MPI_Isend(t.data_ptr(), static_cast<int>(t.nbytes()), MPI_BYTE, to,
-                         tag(backward, peer, mb), MPI_COMM_WORLD, &request);
+                         tag(backward, peer, mb), pipe_.native(), &request);
     if (code != MPI_SUCCESS) return make_error("MPI_Isend of {} to rank {} failed", graph_.node(id).name, to);
     held_.add({t});
     pending_.push_back({request, t, send_release_.at(index)});
@@ -263,17 +276,19 @@ Status StageWorker::recv(StageIdx stage, MicrobatchIdx mb, bool backward) {
   const StageMeta& meta = setup_.metas.at(stage);
   StageIdx peer = backward ? stage + 1 : stage - 1;
   int from = setup_.lowered.stage_to_rank[static_cast<size_t>(peer)];
-  std::vector<std::pair<NodeId, TensorMeta>> buffers;
+  std::vector<std::pair<Value, TensorMeta>> buffers;
   if (backward) {
-    for (NodeId g : p.grads_in) buffers.emplace_back(g, graph_.node(g).meta());
+    for (NodeId g : p.grads_in) buffers.emplace_back(Value{g, 0}, graph_.node(g).meta());
   } else {
     for (size_t i = 0; i < st.inputs.size(); ++i) {  // sized from the inferred metas
-      if (!graph_.node(st.inputs[i].node).is_placeholder()) buffers.emplace_back(st.inputs[i].node, meta.inputs[i]);
+      if (!graph_.node(st.inputs[i].node).is_placeholder()) buffers.emplace_back(st.inputs[i], meta.inputs[i]);
     }
   }
-  for (const auto& [id, m] : buffers) {
-    at::Tensor buffer = at::empty(m.shape, at::TensorOptions().dtype(to_scalar_type(m.dtype)));
-    if (Status ok = recv_bytes_exact(buffer.data_ptr(), static_cast<int64_t>(buffer.nbytes()), from,
+  for (const auto& [value, m] : buffers) {
+    const NodeId id = value.node;
+    at::Tensor buffer = at::empty(runner_.held_shape(value.node, value.output, m.shape),
+                                  at::TensorOptions().dtype(to_scalar_type(m.dtype)));
+    if (Status ok = recv_bytes_exact(pipe_, buffer.data_ptr(), static_cast<int64_t>(buffer.nbytes()), from,
                                      tag(backward, stage, mb));
         !ok) {
       return make_error("rank {} receiving {} of stage {} microbatch {}: {}", rank_,

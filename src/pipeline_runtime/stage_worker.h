@@ -17,8 +17,10 @@
 #include "ir/graph.h"
 #include "pipeline_runtime/activation_store.h"
 #include "pipeline_runtime/keep_rules.h"
+#include "pipeline_runtime/node_runner.h"
 #include "pipeline_runtime/stage_setup.h"
 #include "runtime/live_storages.h"
+#include "runtime/mpi_comm.h"
 #include "runtime/optimizer.h"
 
 namespace autopar::pipeline {
@@ -29,7 +31,9 @@ class StageWorker {
   // (params and buffers whole, the tangent on the loss rank); inputs per
   // microbatch in `microbatch_inputs`. `send_release`: this rank's row of
   // send_release_points. The optimizer state is allocated here.
-  StageWorker(const Graph& micro, const PipelineSetup& setup, int rank,
+  // `pipe`: one rank per pipeline position (its rank is this worker's); the
+  // activations and gradients travel on it. `runner` runs the nodes.
+  StageWorker(const Graph& micro, const PipelineSetup& setup, const Communicator& pipe, NodeRunner& runner,
               std::vector<at::Tensor> placeholders,
               std::vector<std::vector<at::Tensor>> microbatch_inputs,
               std::vector<int32_t> send_release, const OptimizerConfig& optimizer);
@@ -48,8 +52,10 @@ class StageWorker {
   const std::map<NodeId, at::Tensor>& grad_sums() const { return grad_sums_; }
   double loss_sum() const { return loss_sum_; }
   void reset_step();
-  // Divides each gradient sum by `microbatches`, in place (the mean loss's gradient).
-  void average_grads(int32_t microbatches);
+  // Divides each gradient sum by `microbatches`, in place (the mean loss's
+  // gradient), then brings it into its param's placement (the runner's
+  // gradient reduction; every rank of a stage group in the same order).
+  Status average_grads(int32_t microbatches);
   // The optimizer updates this rank's params in place from the averaged sums.
   void optimizer_step();
   // Frees the gradient sums (after the optimizer step and its check).
@@ -80,6 +86,8 @@ class StageWorker {
 
   const Graph& graph_;
   const PipelineSetup& setup_;
+  const Communicator& pipe_;
+  NodeRunner& runner_;
   int rank_;
   std::vector<StageIdx> own_;  // this rank's stages, sorted
   std::vector<int32_t> send_release_;
@@ -92,6 +100,7 @@ class StageWorker {
   std::map<StageIdx, StageKeepRules> rules_;
   std::vector<PendingSend> pending_;
   std::map<NodeId, at::Tensor> grad_sums_;
+  std::map<NodeId, NodeId> grad_node_;  // per optimized param: the node computing its gradient
   double loss_sum_ = 0, busy_s_ = 0;
 };
 

@@ -44,6 +44,7 @@ class Communicator {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  MPI_Comm native() const { return comm_; }  // for point-to-point messages
 
   Status barrier() const;
   // In place; reductions support f32, f64, i32, i64, c64.

@@ -7,7 +7,7 @@
 
 #include "runtime/counter_rng.h"
 #include "runtime/kernels.h"
-#include "runtime/redistribute_exec.h"
+#include "sharding/strategy.h"
 
 namespace autopar {
 namespace {
@@ -25,8 +25,11 @@ Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& shardin
 
 SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
                            Tracer& tracer)
-    : graph_(graph), plan_(plan), mesh_(mesh), tracer_(tracer) {
-  for (const PlannedRedistribution& r : plan.redistributions) redist_[{r.consumer, r.input}] = &r;
+    : graph_(graph), plan_(plan), mesh_(mesh), tracer_(tracer), redist_(plan) {
+  account_ = [this](const at::Tensor& x, bool held) {
+    if (held) hold({x});
+    else drop({x});
+  };
   last_use_.assign(static_cast<size_t>(graph.size()), -1);
   for (NodeId v = 0; v < graph.size(); ++v) {
     for (NodeId u : graph.node(v).inputs) last_use_[static_cast<size_t>(u)] = v;
@@ -49,7 +52,7 @@ SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh&
 }
 
 const Sharding& SpmdExecutor::output_sharding(NodeId v, int o) const {
-  return plan_.strategies.nodes[static_cast<size_t>(v)].output(plan_.choice[static_cast<size_t>(v)], o);
+  return planned_output_sharding(plan_, v, o);
 }
 
 Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
@@ -68,22 +71,17 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
   return ok_status();
 }
 
-Expected<at::Tensor> SpmdExecutor::input_value(NodeId v, int i) {
-  NodeId u = graph_.node(v).inputs[static_cast<size_t>(i)];
-  int o = producer_output_index(graph_, v, i);
-  const at::Tensor& t = values_[static_cast<size_t>(u)][static_cast<size_t>(o)];
-  auto it = redist_.find({v, i});
-  if (it == redist_.end()) return t;
-  return redistribute(t, it->second->plan, graph_.node(u).name);
-}
-
-Expected<at::Tensor> SpmdExecutor::redistribute(const at::Tensor& t, const RedistPlan& plan,
-                                                const std::string& name) {
-  StorageAccount account = [this](const at::Tensor& x, bool held) {
-    if (held) hold({x});
-    else drop({x});
-  };
-  return execute_redistribution(t, plan, mesh_, &tracer_, name, &account);
+PlannedNodeContext SpmdExecutor::node_context() {
+  PlannedNodeContext c;
+  c.graph = &graph_;
+  c.plan = &plan_;
+  c.redistributions = &redist_;
+  c.mesh = &mesh_;
+  c.tracer = &tracer_;
+  c.account = &account_;
+  c.random_key = step_random_key(random_seed_, steps_run_);
+  if (observer_.input) c.on_redistributed_input = observer_.input;
+  return c;
 }
 
 Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
@@ -93,58 +91,20 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   if (rank == faults.rank && node.name == faults.fail_at_node) {
     return make_error("injected failure (--fail-at-node)");
   }
-  const NodeStrategies& ns = plan_.strategies.nodes[static_cast<size_t>(v)];
-  StrategyIdx s = plan_.choice[static_cast<size_t>(v)];
-  std::vector<at::Tensor> inputs;
-  KernelContext context;
-  context.random_key = step_random_key(random_seed_, steps_run_);
-  if (uint32_t mask = ns.sync_mask(s); mask != 0) {
-    for (MeshDim m = 0; m < mesh_.mesh().ndim(); ++m) {
-      if (mask & (1u << m)) context.sync_devices *= mesh_.mesh().size(m);
-    }
-    context.sync_sum = [this, mask, &node](at::Tensor& t) -> Status {
-      for (MeshDim m = 0; m < mesh_.mesh().ndim(); ++m) {
-        if (!(mask & (1u << m))) continue;
-        if (Status st = all_reduce_in_place(t, mesh_, m, &tracer_, node.name); !st) return st;
-      }
-      return ok_status();
-    };
-  }
+  std::vector<at::Tensor> held;
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
-    Expected<at::Tensor> t = input_value(v, i);
-    if (!t) return t.error();
-    if (observer_.input && redist_.count({v, i}) != 0) {
-      if (Status st = observer_.input(v, i, *t); !st) return st;
-    }
-    // Held from now on: an operand copy counts while the next ones are made.
-    hold({*t});
-    inputs.push_back(std::move(*t));
-    const TensorMeta& full = input_meta(graph_, v, i);
-    context.input_offsets.push_back(shard_offsets(full.shape, ns.input(s, i), mesh_.mesh(), mesh_.coordinate()));
-    context.input_full_shapes.push_back(full.shape);
+    NodeId u = node.inputs[static_cast<size_t>(i)];
+    held.push_back(values_[static_cast<size_t>(u)][static_cast<size_t>(producer_output_index(graph_, v, i))]);
   }
-  std::vector<at::Tensor> outputs;
-  double start = tracer_.now_us();
-  if (node.op == OpId::kGetItem) {
-    outputs = {inputs[0]};
-  } else {
-    std::vector<TensorMeta> local;
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      const Sharding& sh = ns.output(s, static_cast<int>(o));
-      local.push_back({local_shape(node.outputs[o].shape, sh, mesh_.mesh()), node.outputs[o].dtype});
-      context.output_offsets.push_back(
-          shard_offsets(node.outputs[o].shape, sh, mesh_.mesh(), mesh_.coordinate()));
-    }
-    Expected<std::vector<at::Tensor>> out = run_kernel(node, inputs, local, context);
-    if (!out) return out.error();
-    outputs = std::move(*out);
+  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, held, node_context());
+  if (!outputs) return outputs.error();
+  if (rank == faults.rank && node.name == faults.corrupt_at_node) {
+    at::Tensor wrong = (*outputs)[0] + 1;
+    drop({(*outputs)[0]});
+    hold({wrong});
+    (*outputs)[0] = std::move(wrong);
   }
-  if (rank == faults.rank && node.name == faults.corrupt_at_node) outputs[0] = outputs[0] + 1;
-  tracer_.compute(node.name, node_op_name(node), start, tracer_.now_us());
-  hold(outputs);  // the kernel's outputs and its operands are held together
-  drop(inputs);  // the operand copies go; inputs read as they are stay
-  inputs.clear();
-  values_[static_cast<size_t>(v)] = std::move(outputs);
+  values_[static_cast<size_t>(v)] = std::move(*outputs);
   if (observer_.outputs) {
     if (Status st = observer_.outputs(v, values_[static_cast<size_t>(v)]); !st) return st;
   }
@@ -208,9 +168,7 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
 
 Expected<at::Tensor> SpmdExecutor::paired_output(const GraphOutput& g) {
   const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
-  auto it = redist_.find({g.placeholder(), -1});
-  if (it == redist_.end()) return t;
-  return redistribute(t, it->second->plan, graph_.node(g.node).name);
+  return redistribute_planned(t, g.placeholder(), -1, graph_.node(g.node).name, node_context());
 }
 
 Expected<SpmdStepResult> SpmdExecutor::finish() {

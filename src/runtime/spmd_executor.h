@@ -27,6 +27,7 @@
 #include "ir/graph.h"
 #include "planner/auto_plan.h"
 #include "runtime/live_storages.h"
+#include "runtime/planned_node.h"
 #include "runtime/spmd_mesh.h"
 #include "runtime/trace.h"
 
@@ -86,7 +87,7 @@ class SpmdExecutor {
   const std::vector<double>& node_peaks() const { return node_peaks_; }
 
  private:
-  Expected<at::Tensor> input_value(NodeId v, int i);
+  PlannedNodeContext node_context();
   Status run_node(NodeId v, const FaultInjection& faults);
   void release(NodeId v);
   // Counts values as held (their storages) or no longer held, in storages_
@@ -100,14 +101,13 @@ class SpmdExecutor {
   Expected<at::Tensor> paired_output(const GraphOutput& g);
   // Eager reduction: the paired outputs node v completes, into reduced_.
   Status reduce_outputs_of(NodeId v);
-  // Runs a redistribution with every intermediate counted in storages_.
-  Expected<at::Tensor> redistribute(const at::Tensor& t, const RedistPlan& plan, const std::string& name);
 
   const Graph& graph_;
   const Plan& plan_;
   const SpmdMesh& mesh_;
   Tracer& tracer_;
-  std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*> redist_;
+  RedistributionIndex redist_;
+  StorageAccount account_;                  // hold() / drop() for planned_node.h
   std::vector<NodeId> last_use_;            // per node: last consumer position
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<at::Tensor> params_;          // aliases values_ of gradient params

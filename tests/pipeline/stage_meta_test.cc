@@ -25,7 +25,7 @@ std::map<std::string, TensorMeta> full_batch_inputs() {
 void expect_boundaries_match_graph(int32_t microbatches, int32_t num_stages) {
   Graph g = debugmodel(kBatch / microbatches);
   Expected<std::vector<Stage>> stages =
-      split_stages(g, {num_stages, num_stages, StageBalance::kCount, nullptr});
+      split_stages(g, {num_stages, num_stages, StageBalance::kCount, nullptr, {}});
   ASSERT_TRUE(stages.ok()) << stages.error().message;
   Expected<std::map<std::string, TensorMeta>> inputs =
       microbatch_metas(full_batch_inputs(), microbatches);
@@ -65,7 +65,7 @@ TEST(ShapeInference, FourStagesMatchTheGraphAtMicrobatchSize) {
 
 TEST(ShapeInference, LastStageProducesTheScalarLoss) {
   Graph g = debugmodel(4);
-  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr, {}});
   Expected<PipelineMeta> meta =
       infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 2));
   ASSERT_TRUE(meta.ok());
@@ -74,7 +74,7 @@ TEST(ShapeInference, LastStageProducesTheScalarLoss) {
 
 TEST(ShapeInference, TwoStagesOnOneRankHandOffWithoutAMessage) {
   Graph g = debugmodel(4);
-  Expected<std::vector<Stage>> stages = split_stages(g, {4, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {4, 2, StageBalance::kCount, nullptr, {}});
   ASSERT_TRUE(stages.ok());
   // V mapping on 2 ranks: stages 0,1,2,3 on ranks 0,1,1,0; 1 -> 2 stays on rank 1.
   std::vector<RankIdx> ranks = map_stages(2, 2, StageMapping::kV);
@@ -90,7 +90,7 @@ TEST(ShapeInference, TwoStagesOnOneRankHandOffWithoutAMessage) {
 
 TEST(ShapeInference, InputsThatDoNotFitTheMicrobatchGraphNameTheNode) {
   Graph g = debugmodel(4);  // built for microbatch 4
-  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr, {}});
   // Full batch 8 in 4 microbatches gives 2, not 4: the first view with literal sizes fails.
   Expected<PipelineMeta> meta =
       infer_pipeline(g, *stages, {0, 1}, *microbatch_metas(full_batch_inputs(), 4));
@@ -107,7 +107,7 @@ TEST(ShapeInference, BatchNotDivisibleByMicrobatchesIsAnError) {
 }
 
 TEST(MetaMessage, EncodesAndDecodesBack) {
-  MetaMessage message{1, 2, {{{4, 32, 256}, DType::f32}, {{4, 32}, DType::i64}}};
+  MetaMessage message{1, 2, {{{4, 32, 256}, DType::f32}, {{4, 32}, DType::i64}}, {}};
   std::string bytes = encode_metas(message);
   EXPECT_EQ(bytes.substr(0, 80),
             R"({"from":1,"metas":[{"dtype":"f32","shape":[4,32,256],"strides":[8192,256,1]},{"d)");
@@ -130,7 +130,7 @@ class GivenShapes : public ::testing::Test {
  protected:
   void SetUp() override {
     g_ = debugmodel(4);
-    stages_ = *split_stages(g_, {2, 2, StageBalance::kCount, nullptr});
+    stages_ = *split_stages(g_, {2, 2, StageBalance::kCount, nullptr, {}});
     meta_ = *infer_pipeline(g_, stages_, {0, 1}, *microbatch_metas(full_batch_inputs(), 2));
   }
   Status check(const std::string& json) {

@@ -35,7 +35,7 @@ TEST(Stages, ForwardEndsWhereTheTangentIsFirstRead) {
 
 TEST(Stages, CountCutSpreadsLayersEvenlyWithEmbeddingsFirstAndLossLast) {
   Graph g = debugmodel(8, 4);
-  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCount, nullptr, {}});
   ASSERT_TRUE(stages.ok()) << stages.error().message;
   ASSERT_EQ(stages->size(), 2u);
   EXPECT_EQ((*stages)[0].units,
@@ -53,7 +53,7 @@ TEST(Stages, CountCutSpreadsLayersEvenlyWithEmbeddingsFirstAndLossLast) {
 
 TEST(Stages, SevenLayersInThreeStagesGiveTheRemainderToEarlierStages) {
   Graph g = debugmodel(8, 7);
-  Expected<std::vector<Stage>> stages = split_stages(g, {3, 1, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {3, 1, StageBalance::kCount, nullptr, {}});
   ASSERT_TRUE(stages.ok());
   // 7 = 3 + 2 + 2
   EXPECT_EQ((*stages)[0].units.back(), "layers.2");
@@ -65,13 +65,13 @@ TEST(Stages, CostCutKeepsTheHeavyOutputLayerAwayFromTheLastLayers) {
   Graph g = debugmodel(8, 4);
   Expected<HardwareProfile> hw = load_hardware("h100");
   ASSERT_TRUE(hw.ok());
-  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCost, &*hw});
+  Expected<std::vector<Stage>> stages = split_stages(g, {2, 2, StageBalance::kCost, &*hw, {}});
   ASSERT_TRUE(stages.ok()) << stages.error().message;
   double a = (*stages)[0].compute_s, b = (*stages)[1].compute_s;
   EXPECT_GT(a, 0);
   EXPECT_GT(b, 0);
   // The count cut is never better balanced than the cost cut.
-  Expected<std::vector<Stage>> by_count = split_stages(g, {2, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> by_count = split_stages(g, {2, 2, StageBalance::kCount, nullptr, {}});
   double count_max = 0;
   for (const Stage& s : *by_count) {
     double t = 0;
@@ -83,7 +83,7 @@ TEST(Stages, CostCutKeepsTheHeavyOutputLayerAwayFromTheLastLayers) {
 
 TEST(Stages, StagesMustBeAMultipleOfRanks) {
   Graph g = debugmodel(8, 4);
-  Expected<std::vector<Stage>> stages = split_stages(g, {3, 2, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {3, 2, StageBalance::kCount, nullptr, {}});
   ASSERT_FALSE(stages.ok());
   EXPECT_EQ(stages.error().message,
             "stages must be a positive multiple of ranks: 3 stages, 2 ranks");
@@ -91,7 +91,7 @@ TEST(Stages, StagesMustBeAMultipleOfRanks) {
 
 TEST(Stages, MoreStagesThanLayersIsAnError) {
   Graph g = debugmodel(8, 2);
-  Expected<std::vector<Stage>> stages = split_stages(g, {4, 4, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> stages = split_stages(g, {4, 4, StageBalance::kCount, nullptr, {}});
   ASSERT_FALSE(stages.ok());
   EXPECT_EQ(stages.error().message.substr(0, 48),
             "cannot cut 2 layers (units named layers.<i>) int");

@@ -22,7 +22,7 @@ Graph model(const std::string& name, int64_t layers) {
 }
 
 std::vector<Stage> cut(const Graph& g, int32_t stages) {
-  Expected<std::vector<Stage>> s = split_stages(g, {stages, stages, StageBalance::kCount, nullptr});
+  Expected<std::vector<Stage>> s = split_stages(g, {stages, stages, StageBalance::kCount, nullptr, {}});
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return std::move(*s);
 }
@@ -84,7 +84,7 @@ TEST(Partition, LlamaCutByCostIntoEightStagesHasOneBoundaryGradientPerCut) {
   Graph g = model("llama3-debugmodel", 6);
   Expected<HardwareProfile> cpu = load_hardware("cpu");
   ASSERT_TRUE(cpu.ok());
-  Expected<std::vector<Stage>> stages = split_stages(g, {8, 4, StageBalance::kCost, &*cpu});
+  Expected<std::vector<Stage>> stages = split_stages(g, {8, 4, StageBalance::kCost, &*cpu, {}});
   ASSERT_TRUE(stages.ok()) << stages.error().message;
   Expected<std::vector<StageProgram>> programs = partition_stages(g, *stages);
   ASSERT_TRUE(programs.ok()) << programs.error().message;

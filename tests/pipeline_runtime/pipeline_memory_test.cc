@@ -24,7 +24,7 @@ struct TwoStageMlp {
     Expected<Graph> g = build_mlp({.batch = 2, .in_features = 4, .hidden = 8, .classes = 2, .hidden_layers = 2});
     EXPECT_TRUE(g.ok()) << g.error().message;
     graph = std::move(*g);
-    Expected<std::vector<Stage>> s = split_stages(graph, {2, 2, StageBalance::kCount, nullptr});
+    Expected<std::vector<Stage>> s = split_stages(graph, {2, 2, StageBalance::kCount, nullptr, {}});
     EXPECT_TRUE(s.ok()) << s.error().message;
     stages = std::move(*s);
     Expected<std::vector<StageProgram>> p = partition_stages(graph, stages);

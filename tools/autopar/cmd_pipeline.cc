@@ -113,7 +113,7 @@ int run_pipeline(const PipelineCommandOptions& o) {
     Expected<HardwareProfile> hardware = load_hardware(o.hardware);
     if (!hardware) return refuse(hardware.error().message);
     PipelineSetupOptions setup_options{*kind, o.microbatches, o.stages_per_rank, std::nullopt,
-                                       &*hardware, std::nullopt};
+                                       &*hardware, std::nullopt, {}, {}};
     if (o.balance != "auto") {
       setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
                                                   : pipeline::StageBalance::kCount;

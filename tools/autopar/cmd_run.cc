@@ -16,6 +16,8 @@
 #include "graph_options.h"
 #include "plan_options.h"
 #include "runtime/plan_reader.h"
+#include "pipeline_plan/pipeline_plan.h"
+#include "run_grid.h"
 #include "runtime/spmd_run.h"
 
 namespace autopar {
@@ -34,7 +36,33 @@ struct RunCommandOptions {
   std::string trace;
   std::string torch_values;  // --check-against-torch DIR
   FaultInjection faults;
+  RunPipelineOptions pipeline;
 };
+
+// A pipeline asked for on the command line or by the plan file: the 3-D run.
+Expected<bool> wants_grid(const RunCommandOptions& o, std::string& plan_text) {
+  if (!o.plan_file.empty()) {
+    Expected<std::string> text = read_text_file(o.plan_file);
+    if (!text) return text.error();
+    plan_text = std::move(*text);
+    Expected<std::optional<PipelineSection>> section = read_pipeline_section(plan_text);
+    if (!section) return make_error("{}: {}", o.plan_file, section.error().message);
+    if (section->has_value()) return true;
+  }
+  return !o.pipeline.degree.empty();
+}
+
+// The options a 3-D run cannot take yet.
+std::string grid_refusal(const RunCommandOptions& o) {
+  if (!o.torch_values.empty()) return "--check-against-torch";
+  if (o.check_nodes) return "--check-nodes";
+  if (!o.trace.empty()) return "--trace";
+  if (!o.memory_by_node.empty()) return "--memory-by-node";
+  if (!o.faults.fail_at_node.empty() || !o.faults.kill_at_node.empty() || !o.faults.corrupt_at_node.empty()) {
+    return "fault injection";
+  }
+  return "";
+}
 
 // A plan file brings its own mesh; --mesh, if given, must agree.
 Expected<Plan> plan_from_file(const RunCommandOptions& o, const Graph& graph, int ranks) {
@@ -84,6 +112,19 @@ int run_run(RunCommandOptions& o) {
     };
     if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
     if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
+    std::string plan_text;
+    Expected<bool> grid = wants_grid(o, plan_text);
+    if (!grid) return refuse(grid.error().message);
+    if (*grid) {
+      if (std::string no = grid_refusal(o); !no.empty()) {
+        return refuse(fmt::format("{} does not work with a pipeline yet (a run without --pipeline takes it)", no));
+      }
+      RunGridInput input{o.graph, o.plan, o.plan_file, plan_text, o.pipeline, o.steps, o.lr, o.seed, o.check};
+      return run_grid(std::move(input), world);
+    }
+    if (!o.pipeline.schedule.empty() || !o.pipeline.microbatches.empty() || o.pipeline.stages_per_rank != 1) {
+      return refuse("--schedule, --microbatches and --stages-per-rank need --pipeline N (or a plan with a pipeline)");
+    }
     Expected<Graph> graph = load_graph(o.graph);
     if (!graph) return refuse(graph.error().message);
     Expected<Plan> plan = make_run_plan(o, *graph, world.size());
@@ -128,6 +169,18 @@ Command add_run_command(CLI::App& parent) {
   add_plan_options(*app, o->plan);
   app->add_option("--plan", o->plan_file, "Run this plan JSON (autopar plan --format json)")
       ->type_name("FILE");
+  app->add_option("--pipeline", o->pipeline.degree,
+                  "Pipeline degree N along mesh dim 0 (divides it); each stage group is sharded on the rest "
+                  "(3-D run; docs/pipeline.md)")
+      ->type_name("N");
+  app->add_option("--schedule", o->pipeline.schedule,
+                  "With --pipeline: gpipe, 1f1b (default), interleaved-1f1b or zb-h1");
+  app->add_option("--microbatches", o->pipeline.microbatches,
+                  "With --pipeline: microbatches M, the batch split by M (default: twice the degree)")
+      ->type_name("M");
+  app->add_option("--stages-per-rank", o->pipeline.stages_per_rank,
+                  "With --pipeline: stages per pipeline rank V (interleaved-1f1b)")
+      ->capture_default_str();
   app->add_option("--steps", o->steps, "Training steps")->capture_default_str()->check(CLI::PositiveNumber);
   app->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
   app->add_option("--seed", o->seed, "Seed of the initial values")->capture_default_str();

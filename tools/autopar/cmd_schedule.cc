@@ -104,7 +104,7 @@ Expected<std::string> run_stages(const ScheduleCliOptions& o) {
   Expected<HardwareProfile> hw = load_hardware(o.hardware);
   if (!hw) return hw.error();
   StageOptions so{o.ranks * o.stages_per_rank, o.ranks,
-                  o.balance == "cost" ? StageBalance::kCost : StageBalance::kCount, &*hw};
+                  o.balance == "cost" ? StageBalance::kCost : StageBalance::kCount, &*hw, {}};
   Expected<std::vector<Stage>> stages = split_stages(*graph, so);
   if (!stages) return stages.error();
   Expected<PipelineMeta> meta = infer_pipeline(
