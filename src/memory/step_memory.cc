@@ -76,6 +76,22 @@ void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, const Liven
   }
 }
 
+}  // namespace
+
+std::vector<double> redistribution_results(const TensorMeta& meta, const Sharding& from, const Sharding& to,
+                                           const RedistPlan& plan, const DeviceMesh& mesh) {
+  if (plan.steps.empty()) return {local_tensor_bytes(meta, to, mesh)};
+  std::vector<double> results;
+  Sharding now = from;
+  for (const RedistStep& step : plan.steps) {
+    now[step.mesh_dim] = step.to;
+    results.push_back(local_tensor_bytes(meta, now, mesh));
+  }
+  return results;
+}
+
+namespace {
+
 // Peak extra bytes while a redistribution runs (every step holds its input
 // and its output; the first input is the live operand) and what it leaves.
 struct Transient {
@@ -86,15 +102,11 @@ struct Transient {
 Transient transient(const Graph& graph, const StepRedistribution& r, const DeviceMesh& mesh) {
   const TensorMeta& meta = graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)];
   Transient t;
-  Sharding now = r.from;
   double held = 0;  // the current intermediate; 0 while it is the operand itself
-  for (const RedistStep& step : r.plan->steps) {
-    now[step.mesh_dim] = step.to;
-    double bytes = local_tensor_bytes(meta, now, mesh);
+  for (double bytes : redistribution_results(meta, r.from, r.to, *r.plan, mesh)) {
     t.peak = std::max(t.peak, held + bytes);
     held = bytes;
   }
-  if (r.plan->steps.empty()) held = t.peak = local_tensor_bytes(meta, r.to, mesh);
   t.result = held;
   return t;
 }

@@ -65,6 +65,12 @@ double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies&
                           StrategyIdx s, const DeviceMesh& mesh);
 double local_tensor_bytes(const TensorMeta& meta, const Sharding& sharding, const DeviceMesh& mesh);
 
+// The bytes one device holds after each step of a redistribution of `meta`
+// from `from` (each step's result is its own storage); a plan without steps
+// still copies once, into `to`'s bytes.
+std::vector<double> redistribution_results(const TensorMeta& meta, const Sharding& from, const Sharding& to,
+                                           const RedistPlan& plan, const DeviceMesh& mesh);
+
 // Something a device holds whose size one node's strategy decides.
 struct StepHolding {
   NodeId node = kNoNode;    // whose strategy sets the bytes

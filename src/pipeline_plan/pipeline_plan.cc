@@ -1,6 +1,8 @@
 #include "pipeline_plan/pipeline_plan.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +12,8 @@
 #include "pipeline/stages.h"
 #include "pipeline_runtime/partition.h"
 #include "planner/baselines.h"
+#include "memory/step_memory.h"
+#include "planner/memory_bound.h"
 #include "sharding/placement.h"
 
 namespace autopar {
@@ -87,6 +91,25 @@ double saved_bytes(const Graph& graph, const Plan& plan, const pipeline::StagePr
 }
 
 }  // namespace
+
+pipeline::ShardedValues sharded_values(const Graph& graph, const Plan& plan) {
+  auto index = std::make_shared<std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*>>();
+  for (const PlannedRedistribution& r : plan.redistributions) (*index)[{r.consumer, r.input}] = &r;
+  pipeline::ShardedValues values;
+  values.bytes = [&graph, &plan](NodeId v, int32_t o) {
+    return static_cast<int64_t>(local_bytes(plan, v, o, graph));
+  };
+  values.copies = [&graph, &plan, index](NodeId consumer, int32_t input) -> std::optional<std::vector<int64_t>> {
+    auto it = index->find({consumer, input});
+    if (it == index->end()) return std::nullopt;
+    const PlannedRedistribution& r = *it->second;
+    const TensorMeta& meta = graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)];
+    std::vector<int64_t> out;
+    for (double b : redistribution_results(meta, r.from, r.to, r.plan, plan.mesh)) out.push_back(static_cast<int64_t>(b));
+    return out;
+  };
+  return values;
+}
 
 Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mesh, int32_t degree) {
   if (mesh.empty()) return make_error("the mesh has no dims");
@@ -184,6 +207,14 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     result.spmd = std::move(*plan);
   }
   const Plan& p = result.spmd;
+  if (p.choice.empty()) {
+    return make_error("no sharding of the stage groups on {} fits: {} (the solve holds the whole microbatch graph "
+                      "against {} x the per-device budget, as the {} pipeline ranks share it); give more memory "
+                      "(--memory-gb), more microbatches or a higher degree",
+                      fmt::join(*sub, "x"),
+                      p.shortfall ? planner::describe(*p.shortfall) : std::string("the solver found no plan"),
+                      pipeline_options.degree, pipeline_options.degree);
+  }
   NodeTimes times = node_times(p);
 
   const LinkSpec& pipe_link = full_mesh->dims[0].link;
@@ -209,13 +240,16 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     for (NodeId g : program.grads_out) cost.send_grad_bytes += local_bytes(p, g, 0, graph);
     cost.durations.comm = send_time(std::max(cost.send_bytes, cost.send_grad_bytes));
     cost.grad_sync_s = sum_over(program.param_grads, times.grad_sync);
-    for (NodeId param : program.params) {
+    for (size_t i = 0; i < program.params.size(); ++i) {
+      const NodeId param = program.params[i];
       const NodeStrategies& ns = p.strategies.nodes[static_cast<size_t>(param)];
       size_t c = static_cast<size_t>(p.choice[static_cast<size_t>(param)]);
       if (!ns.update_s.empty()) cost.optimizer_s += ns.update_s[c];
       double bytes = local_bytes(p, param, 0, graph);
       double elements = bytes / static_cast<double>(dtype_size(graph.node(param).meta().dtype));
-      cost.static_bytes += 2 * bytes + elements * state_per_element;  // param, gradient accumulator, state
+      // The param, its state, and the gradient summed over the microbatches
+      // in its producer's sharding (reduced once, at the end of the step).
+      cost.static_bytes += bytes + elements * state_per_element + local_bytes(p, program.param_grads[i], 0, graph);
     }
     cost.saved_bytes = saved_bytes(graph, p, program);
     result.stages.push_back(std::move(cost));
@@ -228,19 +262,22 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     return make_error("the {} schedule deadlocks in simulation: {}",
                       pipeline::schedule_kind_name(pipeline_options.schedule), result.simulation.deadlock);
   }
+  // Every rank's peak from the memory model the 3-D runtime is checked
+  // against (pipeline_runtime/pipeline_memory.h with this plan's local sizes).
+  const pipeline::ShardedValues values = sharded_values(graph, p);
+  pipeline::PipelineMemoryInput memory{&graph, &*stages, &*programs, &result.schedule, state_per_element, &values};
+  Expected<std::vector<pipeline::RankMemory>> peaks = pipeline::predict_pipeline_memory(memory);
+  if (!peaks) return make_error("memory model: {}", peaks.error().message);
   double slowest_tail = 0;
   result.rank_peak_bytes.assign(static_cast<size_t>(pipeline_options.degree), 0.0);
   for (int32_t r = 0; r < pipeline_options.degree; ++r) {
-    double tail = 0, saved = 0, held = 0;
+    double tail = 0;
     for (pipeline::StageIdx s : result.schedule.stages_of(r)) {
       const PipelineStageCost& c = result.stages[static_cast<size_t>(s)];
       tail += c.grad_sync_s + c.optimizer_s;
-      held += c.static_bytes;
-      saved = std::max(saved, c.saved_bytes);
     }
     slowest_tail = std::max(slowest_tail, tail);
-    double in_flight = static_cast<double>(result.simulation.peak_in_flight[static_cast<size_t>(r)]);
-    result.rank_peak_bytes[static_cast<size_t>(r)] = held + in_flight * saved;
+    result.rank_peak_bytes[static_cast<size_t>(r)] = static_cast<double>((*peaks)[static_cast<size_t>(r)].peak_bytes);
     result.fits = result.fits && result.rank_peak_bytes[static_cast<size_t>(r)] <= result.memory_budget;
   }
   result.step_time_s = result.simulation.makespan + slowest_tail;

@@ -21,12 +21,13 @@
 // time is the schedule simulator's makespan on those durations, plus the
 // slowest rank's gradient reductions and updates.
 //
-// Memory per rank: its stages' parameters, gradient accumulators and optimizer
-// state (in the planned sharding), plus the activations its stages save for
-// the backward (each stage's largest, at its planned local sizes) times the
-// microbatches the schedule keeps in flight on that rank (1F1B: p - r on rank
-// r; GPipe: all; interleaved and ZB-H1: as simulated). Not counted yet: one
-// microbatch's transient working memory beyond its saved activations.
+// Memory per rank: the stage runtime's memory model (pipeline_runtime/
+// pipeline_memory.h) walked over the rank's actions with this plan's local
+// sizes: its stages' parameters and optimizer state, gradient sums in their
+// producers' shardings (reduced once per step), the activations each
+// microbatch in flight keeps for its backward, the buffers sent and received,
+// and the copies redistributions make while a node runs. A 3-D run
+// (pipeline_runtime/grid_run.h) holds exactly this and checks it.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "ir/graph.h"
 #include "pipeline/schedule.h"
 #include "pipeline/simulate.h"
+#include "pipeline_runtime/pipeline_memory.h"
 #include "planner/auto_plan.h"
 
 namespace autopar {
@@ -66,7 +68,7 @@ struct PipelineStageCost {
   double send_grad_bytes = 0;      // per microbatch, gradients sent back (local)
   double grad_sync_s = 0;          // per step: gradients to their parameters' placements
   double optimizer_s = 0;          // per step
-  double static_bytes = 0;         // params + gradient accumulators + optimizer state
+  double static_bytes = 0;         // params + optimizer state + gradient sums (producers' shardings)
   double saved_bytes = 0;          // activations saved for the backward, per microbatch
 };
 
@@ -132,6 +134,11 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
 // The candidates as a table for people.
 std::string pipeline_candidates_table(const PipelineSearch& search);
 
+// One rank's block of every value under a stage group's plan, and the copies
+// its redistributions make: the memory model's sizes for a 3-D run
+// (pipeline_runtime/pipeline_memory.h). Holds references to both arguments.
+pipeline::ShardedValues sharded_values(const Graph& graph, const Plan& plan);
+
 // The pipeline section of a plan JSON, read back for `autopar run --plan`:
 // nullopt when the plan has none (an SPMD-only plan); errors name the field.
 struct PipelineSection {
@@ -147,6 +154,9 @@ Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mes
 // Text for people (stages, their costs, the schedule's figures) and the
 // plan JSON's "pipeline" section (docs/plan-format.md).
 std::string pipeline_plan_summary(const Graph& graph, const PipelinePlan& plan);
+// Why a plan that does not fit does not: its largest rank's need and stages
+// against the budget, and what to change.
+std::string pipeline_overflow(const PipelinePlan& plan);
 std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan);
 
 }  // namespace autopar

@@ -65,6 +65,18 @@ std::string pipeline_plan_summary(const Graph& graph, const PipelinePlan& plan) 
   return out;
 }
 
+std::string pipeline_overflow(const PipelinePlan& plan) {
+  size_t worst = 0;
+  for (size_t r = 0; r < plan.rank_peak_bytes.size(); ++r) {
+    if (plan.rank_peak_bytes[r] > plan.rank_peak_bytes[worst]) worst = r;
+  }
+  return fmt::format("pipeline rank {} (stages {}) needs {:.2f} MiB per device at the planned sharding, over the "
+                     "budget of {:.2f} MiB: give more memory (--memory-gb), more microbatches, a higher --pipeline "
+                     "degree or a larger mesh",
+                     worst, fmt::join(plan.schedule.stages_of(static_cast<int32_t>(worst)), ", "),
+                     plan.rank_peak_bytes[worst] / kMiB, plan.memory_budget / kMiB);
+}
+
 std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan) {
   const PipelineOptions& o = plan.options;
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(plan_to_json(graph, plan.spmd, /*timings=*/false));

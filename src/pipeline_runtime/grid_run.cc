@@ -203,6 +203,20 @@ Expected<GridRunResult> run_grid_training(const Graph* full, const Graph& micro,
   double mine = static_cast<double>(worker.peak_bytes());
   result.peak_bytes.assign(static_cast<size_t>(world.size()), 0);
   if (Status s = world.all_gather(&mine, result.peak_bytes.data(), 1, DType::f64); !s) return s.error();
+  if (o.sizes != nullptr) {
+    PipelineMemoryInput input{&micro, &setup.stages, &setup.programs, &setup.lowered,
+                              optimizer_bytes_per_element(o.optimizer.kind), o.sizes};
+    Expected<std::vector<RankMemory>> by_pipeline_rank = predict_pipeline_memory(input);
+    if (!by_pipeline_rank) return make_error("memory model: {}", by_pipeline_rank.error().message);
+    const int group = world.size() / setup.lowered.num_ranks;
+    std::vector<double> want;
+    for (int w = 0; w < world.size(); ++w) {
+      result.predicted.push_back((*by_pipeline_rank)[static_cast<size_t>(w / group)]);
+      want.push_back(static_cast<double>(result.predicted.back().peak_bytes));
+    }
+    result.memory = check_peaks(result.peak_bytes, want, o.memory_tolerance);
+    if (o.check) result.check_ok = result.check_ok && result.memory.ok;
+  }
   return result;
 }
 

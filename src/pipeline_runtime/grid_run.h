@@ -27,7 +27,8 @@
 // group's gradients, then of each parameter after both optimizer steps, is
 // compared with the same block of it (runtime/shard_compare.h), the loss on
 // the last group. The verdict is combined over the world: every rank exits
-// alike.
+// alike, and each rank's measured peak is held to the memory model's
+// prediction (pipeline_memory.h with the plan's local sizes).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,8 @@
 
 #include "ir/expected.h"
 #include "ir/graph.h"
+#include "memory/peak_check.h"
+#include "pipeline_runtime/pipeline_memory.h"
 #include "pipeline_runtime/pipeline_run.h"
 #include "pipeline_runtime/sharded_runner.h"
 #include "pipeline_runtime/stage_setup.h"
@@ -48,13 +51,19 @@ struct GridRunOptions {
   uint64_t seed = 0;
   bool check = false;
   CheckTolerance tolerance;
+  // The memory model's sizes for this plan (pipeline_plan.h sharded_values);
+  // with check, every rank's measured peak within memory_tolerance of it.
+  const ShardedValues* sizes = nullptr;
+  double memory_tolerance = kPeakMemoryTolerance;
 };
 
 struct GridRunResult {
   std::vector<double> losses;      // per step (every rank)
   std::vector<StepTiming> steps;   // per step: slowest rank's time, compute summed over the world
   std::vector<double> peak_bytes;  // per world rank: everything it held (every rank)
-  bool check_ok = true;            // with check: every block within tolerance (every rank)
+  std::vector<RankMemory> predicted;  // per world rank: pipeline_memory.h's (every rank)
+  PeakCheck memory;                // measured against predicted
+  bool check_ok = true;            // with check: every block within tolerance and memory (every rank)
   double max_error = 0;            // largest |grid - reference| over all steps (rank 0)
 };
 

@@ -20,16 +20,30 @@ bool contains(const std::vector<NodeId>& nodes, NodeId node) {
   return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
 }
 
-// A backward node with an unknown unit joins the latest stage it reads from.
+// A backward node with an unknown unit (an imported graph's backward has no
+// scopes) joins the stage of the forward values and params it reads: they
+// live there, so it runs there (for a layer norm's backward: its input and
+// weight's stage, not the stage its incoming gradient came from). One that
+// reads none of them joins the latest stage among the backward values it
+// reads (the tangent counts as the last stage's).
 StageIdx stage_from_inputs(const Graph& graph, NodeId id, const std::vector<StageIdx>& stage_of,
-                           StageIdx last) {
-  StageIdx best = kNoStage;
+                           const std::vector<StageIdx>& param_stage, NodeId last_forward, StageIdx last) {
+  StageIdx anchored = kNoStage, latest = kNoStage;
   for (NodeId in : graph.node(id).inputs) {
     const Node& n = graph.node(in);
-    if (n.is_placeholder() && n.kind == PlaceholderKind::kTangent) best = std::max(best, last);
-    best = std::max(best, stage_of[static_cast<size_t>(in)]);
+    if (n.is_placeholder()) {
+      if (n.kind == PlaceholderKind::kTangent) latest = std::max(latest, last);
+      anchored = std::max(anchored, param_stage[static_cast<size_t>(in)]);
+      continue;
+    }
+    StageIdx s = stage_of[static_cast<size_t>(in)];
+    if (in <= last_forward) {
+      anchored = std::max(anchored, s);
+    } else {
+      latest = std::max(latest, s);
+    }
   }
-  return best;
+  return anchored != kNoStage ? anchored : latest;
 }
 
 // Whether backward node `id` of stage `s` may read `in`; "" when it may,
@@ -89,12 +103,17 @@ Expected<std::vector<StageIdx>> node_stages(const Graph& graph, const std::vecto
       last_forward = std::max(last_forward, id);
     }
   }
+  std::vector<StageIdx> param_stage(static_cast<size_t>(graph.size()), kNoStage);
+  for (const Stage& st : stages) {
+    for (NodeId prm : st.params) param_stage[static_cast<size_t>(prm)] = st.index;
+  }
   const StageIdx last = static_cast<StageIdx>(stages.size()) - 1;
   for (NodeId id = last_forward + 1; id < graph.size(); ++id) {
     const Node& n = graph.node(id);
     if (n.is_placeholder()) continue;
     auto it = unit_stage.find(layer_unit(n.scope));
-    StageIdx s = it != unit_stage.end() ? it->second : stage_from_inputs(graph, id, stage_of, last);
+    StageIdx s = it != unit_stage.end() ? it->second
+                                        : stage_from_inputs(graph, id, stage_of, param_stage, last_forward, last);
     if (s == kNoStage) {
       return make_error("backward node {} (scope '{}') has no stage: its scope names no unit of "
                         "the forward and it reads no backward value",

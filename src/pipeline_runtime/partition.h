@@ -6,7 +6,9 @@
 // node carries the scope of the forward node it differentiates (a gradient
 // accumulation add carries its consumer's), so its layer unit names the stage
 // that holds that forward node. A backward node whose scope names no unit
-// (empty scope) joins the latest stage among the backward nodes it reads.
+// (empty scope, as in an imported graph's backward) joins the stage of the
+// forward values and params it reads, or, reading none, the latest stage
+// among the backward nodes it reads.
 // The rule is then verified, not trusted: every input of a stage's backward
 // node must be the stage's own forward value, one of its inputs, its own
 // param/buffer, its own backward value, the tangent (last stage only), or a

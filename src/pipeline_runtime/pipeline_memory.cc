@@ -122,6 +122,7 @@ std::string_view pipeline_memory_kind_name(PipelineMemoryKind kind) {
     case PipelineMemoryKind::kActivation: return "activation";
     case PipelineMemoryKind::kReceived: return "received";
     case PipelineMemoryKind::kSendCopy: return "send_copy";
+    case PipelineMemoryKind::kCommBuffer: return "comm_buffer";
   }
   return "?";
 }
@@ -151,6 +152,10 @@ class RankWalk {
   Status send(size_t index, StageIdx s, MicrobatchIdx mb, bool backward);
   void recv(StageIdx s, MicrobatchIdx mb, bool backward);
   bool send_copies(StageIdx s, NodeId id) const;
+  int64_t bytes(NodeId v, int32_t o = 0) const;
+  // The copies of a planned redistribution, each step's held until the
+  // next's; the last one's storage, or kNoStorage when none is planned.
+  StorageId redistribute(NodeId consumer, int32_t input);
 
   const PipelineMemoryInput& in_;
   const Graph& g_;
@@ -184,6 +189,25 @@ RankWalk::RankWalk(const PipelineMemoryInput& in, RankIdx rank, std::vector<int3
   }
 }
 
+int64_t RankWalk::bytes(NodeId v, int32_t o) const {
+  if (in_.sharded != nullptr) return in_.sharded->bytes(v, o);
+  return g_.node(v).outputs.at(at(o)).bytes();
+}
+
+StorageId RankWalk::redistribute(NodeId consumer, int32_t input) {
+  if (in_.sharded == nullptr) return kNoStorage;
+  std::optional<std::vector<int64_t>> steps = in_.sharded->copies(consumer, input);
+  if (!steps) return kNoStorage;
+  StorageId last = kNoStorage;
+  for (int64_t b : *steps) {
+    StorageId next = held_.make(b, PipelineMemoryKind::kCommBuffer);
+    held_.add({next});
+    if (last != kNoStorage) held_.remove({last});
+    last = next;
+  }
+  return last;
+}
+
 int32_t RankWalk::slot(StageIdx stage, MicrobatchIdx mb) const {
   auto it = std::find(own_.begin(), own_.end(), stage);
   return static_cast<int32_t>(it - own_.begin()) * in_.lowered->num_microbatches + mb;
@@ -201,26 +225,26 @@ void RankWalk::hold_resident() {
     loss_rank = loss_rank || program(s).loss != kNoNode;
     for (NodeId prm : stage(s).params) {
       if (placeholder_[at(prm)] != kNoStorage) continue;
-      placeholder_[at(prm)] = held_.make(g_.node(prm).meta().bytes(), PipelineMemoryKind::kParam);
+      placeholder_[at(prm)] = held_.make(bytes(prm), PipelineMemoryKind::kParam);
       held_.add({placeholder_[at(prm)]});
     }
     for (const Value& v : stage(s).inputs) {
       if (!g_.node(v.node).is_placeholder()) continue;
       for (std::vector<StorageId>& mb : input_) {
         if (mb[at(v.node)] != kNoStorage) continue;
-        mb[at(v.node)] = held_.make(g_.node(v.node).meta().bytes(), PipelineMemoryKind::kInput);
+        mb[at(v.node)] = held_.make(bytes(v.node), PipelineMemoryKind::kInput);
         held_.add({mb[at(v.node)]});
       }
     }
     for (NodeId prm : program(s).params) {
-      auto bytes = static_cast<int64_t>(in_.optimizer_bytes_per_element *
-                                        static_cast<double>(g_.node(prm).meta().numel()));
-      if (bytes > 0) held_.add({held_.make(bytes, PipelineMemoryKind::kOptimizer)});
+      const double elements = static_cast<double>(bytes(prm)) / static_cast<double>(dtype_size(g_.node(prm).meta().dtype));
+      auto state = static_cast<int64_t>(in_.optimizer_bytes_per_element * elements);
+      if (state > 0) held_.add({held_.make(state, PipelineMemoryKind::kOptimizer)});
     }
   }
   for (NodeId id = 0; id < g_.size() && loss_rank; ++id) {
     if (g_.node(id).is_placeholder() && g_.node(id).kind == PlaceholderKind::kTangent) {
-      placeholder_[at(id)] = held_.make(g_.node(id).meta().bytes(), PipelineMemoryKind::kParam);
+      placeholder_[at(id)] = held_.make(bytes(id), PipelineMemoryKind::kParam);
       held_.add({placeholder_[at(id)]});
     }
   }
@@ -283,15 +307,23 @@ Status RankWalk::run_nodes(int32_t k, const std::vector<NodeId>& nodes, const st
     for (NodeId in : node.inputs) {
       if (!store_.has(k, in)) return make_error("node {} reads {}, which is not held", node.name, g_.node(in).name);
     }
+    // The operands' copies (3-D runs), made one after another and held until the outputs exist.
+    Storages copies;
+    for (size_t j = 0; j < node.inputs.size(); ++j) copies.push_back(redistribute(nodes[i], static_cast<int32_t>(j)));
     Storages out;
     if (node.op == OpId::kGetItem) {
-      out = {store_.get(k, node.inputs[0]).at(at(node.attrs.get_int("index")))};
+      out = {copies[0] != kNoStorage ? copies[0] : store_.get(k, node.inputs[0]).at(at(node.attrs.get_int("index")))};
     } else if (aliases_input(node)) {
-      out.assign(node.outputs.size(), store_.get(k, node.inputs[0]).at(0));
+      out.assign(node.outputs.size(), copies[0] != kNoStorage ? copies[0] : store_.get(k, node.inputs[0]).at(0));
     } else {
-      for (const TensorMeta& m : node.outputs) out.push_back(held_.make(m.bytes(), PipelineMemoryKind::kActivation));
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        out.push_back(held_.make(bytes(nodes[i], static_cast<int32_t>(o)), PipelineMemoryKind::kActivation));
+      }
     }
     store_.put(k, nodes[i], std::move(out));
+    for (StorageId c : copies) {
+      if (c != kNoStorage) held_.remove({c});
+    }
     for (NodeId in : node.inputs) {
       if (last[at(in)] == static_cast<int32_t>(i) && !keep[at(in)] && !g_.node(in).is_placeholder()) {
         store_.drop(k, in);
@@ -315,7 +347,7 @@ void RankWalk::accumulate(int32_t k, StageIdx s) {
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (!store_.has(k, p.param_grads[i])) continue;
     if (!grad_sum_.contains(p.params[i])) {  // the first: a copy; later ones in place
-      StorageId sum = held_.make(g_.node(p.param_grads[i]).meta().bytes(), PipelineMemoryKind::kGradSum);
+      StorageId sum = held_.make(bytes(p.param_grads[i]), PipelineMemoryKind::kGradSum);
       grad_sum_.emplace(p.params[i], sum);
       held_.add({sum});
     }
@@ -362,7 +394,7 @@ Status RankWalk::send(size_t index, StageIdx s, MicrobatchIdx mb, bool backward)
   for (NodeId id : values) {
     if (!store_.has(k, id)) return make_error("{} to send is missing", g_.node(id).name);
     StorageId buffer = send_copies(s, id)
-                           ? held_.make(g_.node(id).meta().bytes(), PipelineMemoryKind::kSendCopy)
+                           ? held_.make(bytes(id), PipelineMemoryKind::kSendCopy)
                            : store_.get(k, id).at(0);
     held_.add({buffer});
     pending_.emplace_back(release_after_[index], buffer);
@@ -375,11 +407,10 @@ void RankWalk::recv(StageIdx s, MicrobatchIdx mb, bool backward) {
   const int32_t k = slot(s, mb);
   std::vector<std::pair<NodeId, int64_t>> buffers;
   if (backward) {
-    for (NodeId grad : program(s).grads_in) buffers.emplace_back(grad, g_.node(grad).meta().bytes());
+    for (NodeId grad : program(s).grads_in) buffers.emplace_back(grad, bytes(grad));
   } else {
     for (const Value& v : stage(s).inputs) {
-      const Node& n = g_.node(v.node);
-      if (!n.is_placeholder()) buffers.emplace_back(v.node, n.outputs.at(at(v.output)).bytes());
+      if (!g_.node(v.node).is_placeholder()) buffers.emplace_back(v.node, bytes(v.node, v.output));
     }
   }
   for (const auto& [id, bytes] : buffers) store_.put(k, id, {held_.make(bytes, PipelineMemoryKind::kReceived)});
@@ -392,7 +423,15 @@ Status RankWalk::finish_step() {
   for (const auto& [after, buffer] : pending_) held_.remove({buffer});
   pending_.clear();
   if (!store_.empty()) return make_error("rank {}: values still held at the end of the step", rank_);
-  for (const auto& [param, sum] : grad_sum_) held_.remove({sum});
+  // Each sum into its param's placement (the runtime's average_grads), held
+  // with the others until the optimizer has run.
+  Storages placed;
+  for (const auto& [param, sum] : grad_sum_) {
+    StorageId copy = redistribute(param, -1);
+    placed.push_back(copy != kNoStorage ? copy : sum);
+    if (copy != kNoStorage) held_.remove({sum});
+  }
+  held_.remove(placed);
   grad_sum_.clear();
   return ok_status();
 }

@@ -32,13 +32,19 @@
 //   send copies a sent value the runtime must make contiguous is copied for
 //               the send (a transposing, expanding or slicing view in the
 //               value's view chain); any sent buffer lives until its send is
-//               released (send_release.h).
+//               released (send_release.h);
+//   comm buffers (3-D runs) the copies redistributions make (ShardedValues).
+// In a 3-D run every size is one rank's block under the stage group's plan,
+// and the gradient sums are in their producers' shardings until the end of
+// the step, when each is reduced into its param's placement.
 // The peak is the largest total after any allocation. Not counted: scratch
 // inside one kernel or the optimizer, MPI's own buffers and the --check
 // reference (rank 0's unsplit copy of the model).
 #pragma once
 
 #include <array>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -53,9 +59,9 @@
 namespace autopar::pipeline {
 
 enum class PipelineMemoryKind : uint8_t {
-  kParam, kOptimizer, kInput, kGradSum, kActivation, kReceived, kSendCopy
+  kParam, kOptimizer, kInput, kGradSum, kActivation, kReceived, kSendCopy, kCommBuffer
 };
-inline constexpr size_t kPipelineMemoryKinds = 7;
+inline constexpr size_t kPipelineMemoryKinds = 8;
 std::string_view pipeline_memory_kind_name(PipelineMemoryKind kind);  // "param", "grad_sum", ...
 
 struct RankMemory {
@@ -68,12 +74,28 @@ struct RankMemory {
   int64_t resident_bytes = 0;  // held from the start: params, optimizer state, inputs
 };
 
+// Stage groups sharded by a plan (3-D runs, grid_run.h): what one rank holds
+// of each value, and the copies the plan's redistributions make. Each copy a
+// redistribution step makes is its own storage (comm_buffer), held until the
+// next step's; an operand's final copy is held until the node's outputs
+// exist (a view or getitem of it keeps it as its output), and a gradient
+// sum's, made at the end of the step, until the step ends. Null: whole tensors.
+struct ShardedValues {
+  // Bytes of output `o` of node `v` on one rank.
+  std::function<int64_t(NodeId v, int32_t o)> bytes;
+  // The bytes after each step of the redistribution planned for operand
+  // `input` of `consumer` (input -1: a gradient sum into param `consumer`'s
+  // placement); nullopt when none is planned.
+  std::function<std::optional<std::vector<int64_t>>(NodeId consumer, int32_t input)> copies;
+};
+
 struct PipelineMemoryInput {
   const Graph* micro = nullptr;                    // the graph the stages run
   const std::vector<Stage>* stages = nullptr;
   const std::vector<StageProgram>* programs = nullptr;
   const Schedule* lowered = nullptr;               // with SEND/RECV
   double optimizer_bytes_per_element = 0;          // 0: SGD, 8: AdamW in f32
+  const ShardedValues* sharded = nullptr;          // 3-D runs
 };
 
 // The rank's predicted peak over one training step (every step is alike).

@@ -123,7 +123,7 @@ int run_pipeline_plan(PlanCommandOptions& options) {
                                           options.format));
   }
   if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
-  if (!plan.fits) return report_error("the pipeline plan does not fit the memory budget (see the ranks' peaks)");
+  if (!plan.fits) return report_error(pipeline_overflow(plan));
   return kExitOk;
 }
 

@@ -76,19 +76,6 @@ Expected<PipelineOptions> options_from_flags(const RunPipelineOptions& p) {
   return o;
 }
 
-// The largest rank's need against the budget, naming its stages.
-std::string does_not_fit(const PipelinePlan& plan) {
-  size_t worst = 0;
-  for (size_t r = 0; r < plan.rank_peak_bytes.size(); ++r) {
-    if (plan.rank_peak_bytes[r] > plan.rank_peak_bytes[worst]) worst = r;
-  }
-  return fmt::format("pipeline rank {} (stages {}) needs {:.2f} MiB per device at the planned sharding, over the "
-                     "budget of {:.2f} MiB: give more memory (--memory-gb), more microbatches, a higher --pipeline "
-                     "degree or a larger mesh",
-                     worst, fmt::join(plan.schedule.stages_of(static_cast<int32_t>(worst)), ", "),
-                     plan.rank_peak_bytes[worst] / kMiB, plan.memory_budget / kMiB);
-}
-
 Expected<GridPlan> make_grid_plan(const RunGridInput& in, const GridGraphs& graphs, const PipelineOptions& options,
                                   const std::vector<int64_t>& mesh, int ranks) {
   PlanCliOptions cli = in.plan;
@@ -123,11 +110,11 @@ Expected<GridPlan> make_grid_plan(const RunGridInput& in, const GridGraphs& grap
       make_pipeline_plan(graphs.micro, *plan_options, options, solved ? &*solved : nullptr);
   if (!plan) return plan.error();
   if (plan->spmd.choice.empty()) return make_error("no sharding of the stage groups fits the memory budget");
-  if (!plan->fits) return make_error("{}", does_not_fit(*plan));
+  if (!plan->fits) return make_error("{}", pipeline_overflow(*plan));
   return GridPlan{options, mesh, std::move(*plan)};
 }
 
-void print_results(const GridPlan& grid, const pipeline::GridRunResult& r, const std::string& hardware) {
+void print_results(const GridPlan& grid, const pipeline::GridRunResult& r, const std::string& hardware, bool check) {
   const PipelinePlan& plan = grid.plan;
   for (size_t k = 0; k < r.steps.size(); ++k) {
     fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks)); predicted {:.1f} ms, "
@@ -137,11 +124,18 @@ void print_results(const GridPlan& grid, const pipeline::GridRunResult& r, const
   }
   const size_t group = r.peak_bytes.size() / static_cast<size_t>(grid.options.degree);
   for (size_t w = 0; w < r.peak_bytes.size(); ++w) {
-    const size_t p = w / group;
-    fmt::print("peak memory rank {} (pipeline rank {}): {:.3f} MiB (held tensors), planner's estimate {:.3f} MiB "
-               "(parameters, gradients, optimizer state and saved activations in flight; transient memory not "
-               "counted)\n",
-               w, p, r.peak_bytes[w] / kMiB, plan.rank_peak_bytes[p] / kMiB);
+    const pipeline::RankMemory& m = r.predicted.at(w);
+    const double predicted = static_cast<double>(m.peak_bytes);
+    fmt::print("peak memory rank {} (pipeline rank {}): {:.3f} MiB (held tensors, {} B), model predicts {:.3f} MiB "
+               "({} B, {:+.2f}%); predicted peak at {}: {}\n",
+               w, w / group, r.peak_bytes[w] / kMiB, r.peak_bytes[w], predicted / kMiB, m.peak_bytes,
+               predicted > 0 ? (r.peak_bytes[w] - predicted) / predicted * 100 : 0.0, m.peak_action,
+               pipeline::describe_parts(m));
+  }
+  if (check) {
+    fmt::print("memory check: largest |measured - predicted| {:.2f}% of the prediction (rank {}), tolerance {:g}%: "
+               "{}\n",
+               r.memory.error * 100, r.memory.worst_rank, r.memory.tolerance * 100, r.memory.ok ? "OK" : "FAILED");
   }
 }
 
@@ -168,6 +162,9 @@ int run_grid(RunGridInput in, const Communicator& world) {
     Expected<std::vector<int64_t>> shape = parse_mesh_shape(text);
     if (!shape) return refuse(shape.error().message);
     mesh = *shape;
+  }
+  if (Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(mesh, options.degree); !sub) {
+    return refuse(sub.error().message);
   }
   if (!in.plan.baseline.empty()) options.baseline = in.plan.baseline;
   std::optional<Optimizer> kind = parse_optimizer(in.plan.optimizer);
@@ -209,12 +206,18 @@ int run_grid(RunGridInput in, const Communicator& world) {
   run.optimizer = OptimizerConfig{.kind = *kind, .lr = in.lr};
   run.seed = in.seed;
   run.check = in.check;
+  const pipeline::ShardedValues sizes = sharded_values(graphs->micro, plan.spmd);
+  run.sizes = &sizes;
   Expected<pipeline::GridRunResult> result = pipeline::run_grid_training(
       graphs->full ? &*graphs->full : nullptr, graphs->micro, plan.spmd, *setup, world, *pipe, runner, run);
   if (!result) world.abort(result.error().message);
-  if (rank == 0) print_results(*grid, *result, in.plan.hardware);
+  if (rank == 0) print_results(*grid, *result, in.plan.hardware, in.check);
   std::fflush(stdout);
-  if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
+  if (!result->check_ok) {
+    return report_error(result->memory.ok ? fmt::format("rank {}: check failed", rank)
+                                          : fmt::format("rank {}: memory check failed: {}", rank,
+                                                        describe_worst(result->memory)));
+  }
   return kExitOk;
 }
 
