@@ -42,6 +42,21 @@ TEST(PlanCommand, PipelinePlansStagesAlongDimZeroAndShardsTheRest) {
   EXPECT_NE(summary.out.find("rank 0: peak"), std::string::npos) << summary.out;
 }
 
+// --pipeline auto searches the schedule too unless one is given; a fixed
+// degree keeps 1f1b unless --schedule auto.
+TEST(PlanCommand, PipelineAutoSearchesEverySchedule) {
+  testing::CliResult searched =
+      run_autopar("plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline auto --microbatches 4");
+  EXPECT_EQ(searched.exit_code, 0) << searched.err;
+  for (const char* kind : {" 1f1b ", " interleaved-1f1b ", " zb-h1 ", " gpipe "}) {
+    EXPECT_NE(searched.out.find(kind), std::string::npos) << kind << "\n" << searched.out;
+  }
+  testing::CliResult fixed = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline auto --microbatches 4 --schedule gpipe");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.out.find(" zb-h1 "), std::string::npos) << fixed.out;
+}
+
 TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
   testing::CliResult degree = run_autopar("plan --model llama3-debugmodel --mesh 2x2 --pipeline 3");
   EXPECT_EQ(degree.exit_code, 2);

@@ -25,7 +25,7 @@ struct PlanCommandOptions {
   bool timings = false;
   // --pipeline N|auto: stages along mesh dim 0, each stage group sharded on the rest.
   std::string pipeline;
-  std::string schedule = "1f1b";
+  std::string schedule;  // "": searched with --pipeline auto, else 1f1b
   std::string microbatches;  // "": twice the degree; "auto": searched
   int32_t stages_per_rank = 1;
 };
@@ -52,6 +52,7 @@ int run_pipeline_plan(PlanCommandOptions& options) {
   Expected<std::optional<int32_t>> microbatches =
       count_or_auto("--microbatches", options.microbatches.empty() ? "auto" : options.microbatches);
   if (!microbatches) return report_usage_error(microbatches.error().message);
+  if (options.schedule.empty()) options.schedule = *degree ? "1f1b" : "auto";
   const bool search = !*degree || options.schedule == "auto" || options.microbatches == "auto";
   std::optional<pipeline::ScheduleKind> kind;
   if (options.schedule != "auto") {
@@ -177,8 +178,8 @@ Command add_plan_command(CLI::App& parent) {
                   "(docs/pipeline.md, \"Planning pipeline and sharding together\")")
       ->type_name("N|auto");
   app->add_option("--schedule", options->schedule,
-                  "With --pipeline: gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto (searched)")
-      ->capture_default_str()
+                  "With --pipeline: gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto (searched; the default with "
+                  "--pipeline auto, else 1f1b)")
       ->needs(pipeline);
   app->add_option("--microbatches", options->microbatches,
                   "With --pipeline: microbatches M, the batch split by M, or auto (default: twice the degree; "
