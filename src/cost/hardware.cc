@@ -20,10 +20,10 @@ using nlohmann::json;
 // Keys a profile may carry besides the figures: free text and calibration data
 // that the cost model does not read.
 constexpr std::string_view kTopLevelKeys[] = {
-    "calibration",         "compute_efficiency", "devices_per_node", "inter_node",
-    "intra_node",          "memory_bandwidth_bytes_per_s",          "memory_bytes",
-    "memory_efficiency",   "min_op_time_s",      "name",             "node_overhead_s",
-    "notes",               "op_times",            "optimizer_update",   "peak_flops",       "source"};
+    "cache_bytes",   "calibration",  "compute_efficiency", "devices_per_node", "inter_node",
+    "intra_node",    "memory_bandwidth_bytes_per_s",       "memory_bytes",     "memory_efficiency",
+    "min_op_time_s", "name",         "node_overhead_s",    "notes",            "op_times",
+    "op_times_warm", "optimizer_update", "peak_flops",     "source"};
 constexpr std::string_view kLinkKeys[] = {"algorithms", "bandwidth_bytes_per_s", "collectives",
                                           "latency_s"};
 // A link's "collectives", by comm_cost.h's Collective order.
@@ -164,17 +164,29 @@ Status parse_measured(const json& link, const std::string& key, LinkSpec& out) {
   return ok_status();
 }
 
-// "op_times": {op_call_key: seconds}.
-Status parse_op_times(const json& root, HardwareProfile& p) {
-  auto it = root.find("op_times");
+// "op_times" and "op_times_warm": {op_call_key: seconds}.
+Status parse_op_table(const json& root, const char* field, std::unordered_map<std::string, double>& table) {
+  auto it = root.find(field);
   if (it == root.end()) return ok_status();
-  if (Status s = require_object(*it, "op_times"); !s) return s;
+  if (Status s = require_object(*it, field); !s) return s;
   for (const auto& [key, value] : it->items()) {
     if (!value.is_number() || value.get<double>() < 0) {
-      return make_error("hardware profile field 'op_times.{}' must be a non-negative number of seconds, got {}",
-                        key, value.dump());
+      return make_error("hardware profile field '{}.{}' must be a non-negative number of seconds, got {}",
+                        field, key, value.dump());
     }
-    p.op_times.emplace(key, value.get<double>());
+    table.emplace(key, value.get<double>());
+  }
+  return ok_status();
+}
+
+Status parse_op_times(const json& root, HardwareProfile& p) {
+  if (Status s = parse_op_table(root, "op_times", p.op_times); !s) return s;
+  if (Status s = parse_op_table(root, "op_times_warm", p.op_times_warm); !s) return s;
+  if (auto it = root.find("cache_bytes"); it != root.end()) {
+    if (!it->is_number() || it->get<double>() < 0) {
+      return make_error("hardware profile field 'cache_bytes' must be a non-negative number of bytes");
+    }
+    p.cache_bytes = it->get<double>();
   }
   return ok_status();
 }
@@ -374,7 +386,22 @@ std::string write_hardware_json(const HardwareProfile& p) {
     std::sort(times.begin(), times.end());
     for (const auto& [key, seconds] : times) out["op_times"][key] = seconds;
   }
+  if (!p.op_times_warm.empty()) {
+    std::vector<std::pair<std::string, double>> times(p.op_times_warm.begin(), p.op_times_warm.end());
+    std::sort(times.begin(), times.end());
+    for (const auto& [key, seconds] : times) out["op_times_warm"][key] = seconds;
+  }
+  if (p.cache_bytes > 0) out["cache_bytes"] = p.cache_bytes;
   return out.dump(2) + "\n";
+}
+
+HardwareProfile operands_for_footprint(const HardwareProfile& profile, double bytes_per_device) {
+  if (profile.op_times_warm.empty() || profile.cache_bytes <= 0 || bytes_per_device > profile.cache_bytes) {
+    return profile;
+  }
+  HardwareProfile warm = profile;
+  for (const auto& [key, seconds] : profile.op_times_warm) warm.op_times[key] = seconds;
+  return warm;
 }
 
 std::vector<std::string> builtin_hardware_names() {

@@ -81,6 +81,12 @@ struct HardwareProfile {
   // call as the runtime runs it (dispatch, output allocation, kernel), keyed by
   // op_call_key (compute_cost.h). A call found here costs what was measured.
   std::unordered_map<std::string, double> op_times;
+  // When op_times were timed with their operands in memory (a calibration
+  // step larger than the caches): the same calls with their operands in cache,
+  // and the cache a core can use. A run whose every device holds at most
+  // cache_bytes meets its operands warm (operands_for_footprint).
+  std::unordered_map<std::string, double> op_times_warm;
+  double cache_bytes = 0;
   // The runtime's own time per op beyond the kernel (graph walk, bookkeeping,
   // tracing, dispatch after a different op), added to every op that computes.
   // Measured with op_times: a ddp step's time outside its collectives less
@@ -93,6 +99,10 @@ struct HardwareProfile {
     return cls == LinkClass::kIntraNode ? intra_node : inter_node;
   }
 };
+
+// The profile for a run whose devices each hold at most `bytes_per_device`:
+// with the warm op times when they fit the measured cache, else unchanged.
+HardwareProfile operands_for_footprint(const HardwareProfile& profile, double bytes_per_device);
 
 // Built-in names ("a100", "b200", "cpu", "h100", "h200"), or a path to a JSON file.
 Expected<HardwareProfile> load_hardware(std::string_view name_or_path);

@@ -92,6 +92,20 @@ double saved_bytes(const Graph& graph, const Plan& plan, const pipeline::StagePr
 
 }  // namespace
 
+Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions& options, const PipelinePlan& plan) {
+  double largest = 0;
+  for (double peak : plan.rank_peak_bytes) largest = std::max(largest, peak);
+  PlanOptions warm = options;
+  warm.hardware = operands_for_footprint(options.hardware, largest);
+  if (warm.hardware.op_times == options.hardware.op_times) return plan;
+  Expected<Plan> repriced = reprice_plan(graph, plan.spmd, warm.hardware);
+  if (!repriced) return repriced.error();
+  PipelineOptions same = plan.options;
+  same.stage_units.clear();
+  for (const PipelineStageCost& s : plan.stages) same.stage_units.push_back(s.units);
+  return make_pipeline_plan(graph, warm, same, &*repriced);
+}
+
 pipeline::ShardedValues sharded_values(const Graph& graph, const Plan& plan) {
   auto index = std::make_shared<std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*>>();
   for (const PlannedRedistribution& r : plan.redistributions) (*index)[{r.consumer, r.input}] = &r;

@@ -134,6 +134,11 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
 // The candidates as a table for people.
 std::string pipeline_candidates_table(const PipelineSearch& search);
 
+// The plan's figures with the profile's warm op times when every rank's
+// predicted peak fits the cache the calibration measured (hardware.h
+// operands_for_footprint); the plan itself (cut, sharding) is unchanged.
+Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions& options, const PipelinePlan& plan);
+
 // One rank's block of every value under a stage group's plan, and the copies
 // its redistributions make: the memory model's sizes for a 3-D run
 // (pipeline_runtime/pipeline_memory.h). Holds references to both arguments.

@@ -164,6 +164,25 @@ double optimizer_bytes_per_element(Optimizer optimizer) {
   return optimizer == Optimizer::kAdamW ? 8.0 : 0.0;
 }
 
+Expected<Plan> reprice_plan(const Graph& graph, const Plan& plan, const HardwareProfile& hw) {
+  if (plan.choice.empty()) return plan;
+  Expected<StrategyGraph> sg = build_strategy_graph(graph, plan.mesh, hw);
+  if (!sg) return sg.error();
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (sg->nodes[static_cast<size_t>(v)].size() != plan.strategies.nodes[static_cast<size_t>(v)].size()) {
+      return make_error("node {} has {} strategies under profile {} but {} in the plan", graph.node(v).name,
+                        sg->nodes[static_cast<size_t>(v)].size(), hw.name,
+                        plan.strategies.nodes[static_cast<size_t>(v)].size());
+    }
+  }
+  Plan repriced = plan;
+  repriced.hardware = hw.name;
+  repriced.strategies = std::move(*sg);
+  add_update_times(graph, repriced.strategies, hw, plan.optimizer);
+  evaluate_plan(graph, repriced);
+  return repriced;
+}
+
 Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   auto start = std::chrono::steady_clock::now();
   Expected<DeviceMesh> mesh = make_mesh(options.mesh_shape, options.hardware, options.mesh_options);

@@ -158,6 +158,13 @@ struct Plan {
 // false, no choice, and a shortfall saying the least budget that would fit.
 Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options);
 
+// The same choice priced with another profile's op times (the mesh and its
+// links kept): strategies rebuilt with `hw` (enumerated alike for the same
+// graph and mesh, so the choice carries over), then evaluate_plan. Used for a
+// run whose footprint meets its operands warm (hardware.h
+// operands_for_footprint).
+Expected<Plan> reprice_plan(const Graph& graph, const Plan& plan, const HardwareProfile& hw);
+
 // Summary, redistributions and memory of a given choice (used by make_plan,
 // and by tests to check the solver's objective against direct evaluation).
 void evaluate_plan(const Graph& graph, Plan& plan);

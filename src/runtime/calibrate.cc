@@ -78,15 +78,15 @@ Status parse_update_line(const std::string& line, WorkerResult& result) {
   return ok_status();
 }
 
-Status parse_op_line(const std::string& line, WorkerResult& result) {
-  std::string rest = line.substr(kOpLinePrefix.size());
+Status parse_op_line(const std::string& line, size_t prefix, std::unordered_map<std::string, double>& table) {
+  std::string rest = line.substr(prefix);
   size_t space = rest.find(' ');
   char* end = nullptr;
   double seconds = std::strtod(rest.c_str(), &end);
   if (space == std::string::npos || end != rest.c_str() + space || !(seconds >= 0)) {
     return make_error("cannot parse MPI worker line '{}'", line);
   }
-  result.op_times[rest.substr(space + 1)] = seconds;
+  table[rest.substr(space + 1)] = seconds;
   return ok_status();
 }
 
@@ -258,7 +258,9 @@ Expected<WorkerResult> run_worker_job(const CalibrateOptions& options, int ranks
     } else if (line.rfind(kUpdateLinePrefix, 0) == 0) {
       parsed = parse_update_line(line, result);
     } else if (line.rfind(kOpLinePrefix, 0) == 0) {
-      parsed = parse_op_line(line, result);
+      parsed = parse_op_line(line, kOpLinePrefix.size(), result.op_times);
+    } else if (line.rfind(kWarmOpLinePrefix, 0) == 0) {
+      parsed = parse_op_line(line, kWarmOpLinePrefix.size(), result.op_times_warm);
     } else if (line.rfind(kOverheadLinePrefix, 0) == 0) {
       result.node_overhead_s = std::strtod(line.c_str() + kOverheadLinePrefix.size(), nullptr);
     } else if (line.rfind(kInputsLinePrefix, 0) == 0) {
@@ -343,8 +345,8 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   std::vector<LinkFit> fits;
   std::vector<CollectiveSample> all_samples;
   UpdateCost adamw, sgd;  // from the last job (the largest), or measured here without MPI
-  std::unordered_map<std::string, double> op_times;
-  double node_overhead_s = 0;
+  std::unordered_map<std::string, double> op_times, op_times_warm;
+  double node_overhead_s = 0, cache_bytes = 0;
   nlohmann::ordered_json op_inputs;
   if (options.compute_only) {
     adamw = fit_update(Optimizer::kAdamW, options.quick);
@@ -369,6 +371,8 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     sgd = job->sgd_update;
     if (ops_here) {
       op_times = std::move(job->op_times);
+      op_times_warm = std::move(job->op_times_warm);
+      cache_bytes = job->cache_bytes;
       node_overhead_s = job->node_overhead_s;
       op_inputs = {{"inputs", job->op_inputs},
                    {"step_footprint_bytes", job->step_footprint_bytes},
@@ -384,6 +388,8 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
   profile.adamw_update = adamw;
   profile.sgd_update = sgd;
   profile.op_times = std::move(op_times);
+  profile.op_times_warm = std::move(op_times_warm);
+  profile.cache_bytes = cache_bytes;
   profile.node_overhead_s = node_overhead_s;
   nlohmann::ordered_json out = nlohmann::ordered_json::parse(write_hardware_json(profile));
   out["notes"] = "Measured by autopar calibrate. Figures are achieved rates (efficiencies 1). A device is one "

@@ -87,12 +87,14 @@ struct WorkerTask {
 //   AUTOPAR_SAMPLE <collective> <ranks> <bytes> <seconds>
 //   AUTOPAR_UPDATE <adamw|sgd> <per_tensor_s> <per_element_s>
 //   AUTOPAR_OP <seconds> <op_call_key>
+//   AUTOPAR_OP_WARM <seconds> <op_call_key>  (op calls timed cold: the same warm)
 //   AUTOPAR_OVERHEAD <seconds>   (the runtime's own time per op)
 //   AUTOPAR_INPUTS <warm|cold> <step_footprint_bytes> <cache_bytes>
 //                                (where the op calls found their inputs)
 inline constexpr std::string_view kSampleLinePrefix = "AUTOPAR_SAMPLE ";
 inline constexpr std::string_view kUpdateLinePrefix = "AUTOPAR_UPDATE ";
 inline constexpr std::string_view kOpLinePrefix = "AUTOPAR_OP ";
+inline constexpr std::string_view kWarmOpLinePrefix = "AUTOPAR_OP_WARM ";
 inline constexpr std::string_view kOverheadLinePrefix = "AUTOPAR_OVERHEAD ";
 inline constexpr std::string_view kInputsLinePrefix = "AUTOPAR_INPUTS ";
 // Runs inside each rank of the mpirun job. Returns the exit code.
@@ -102,6 +104,7 @@ struct WorkerResult {
   std::vector<CollectiveSample> samples;
   UpdateCost adamw_update, sgd_update;
   std::unordered_map<std::string, double> op_times;
+  std::unordered_map<std::string, double> op_times_warm;  // when op_times are cold
   double node_overhead_s = 0;
   std::string op_inputs;  // warm or cold (calibrate_ops.h), with the figures that chose it
   double step_footprint_bytes = 0, cache_bytes = 0;

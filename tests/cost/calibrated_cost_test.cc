@@ -26,7 +26,9 @@ constexpr const char* kProfile = R"json({
   "optimizer_update": {"adamw": {"per_tensor_s": 1e-5, "per_element_s": 1e-9}},
   "op_times": {"optimizer.adamw(f32[4, 8])": 0.25,
                "optimizer.adamw(f32[4, 8], grad transposed)": 0.75,
-               "aten.mm.default(f32[4, 8], f32[8, 2]) -> f32[4, 2]": 0.5}
+               "aten.mm.default(f32[4, 8], f32[8, 2]) -> f32[4, 2]": 0.5},
+  "op_times_warm": {"aten.mm.default(f32[4, 8], f32[8, 2]) -> f32[4, 2]": 0.125},
+  "cache_bytes": 1048576
 })json";
 
 HardwareProfile profile() {
@@ -94,11 +96,26 @@ TEST(CalibratedCost, AMeasuredCollectiveUsesItsOwnRing) {
   EXPECT_DOUBLE_EQ(collective_time(Collective::kAllReduce, 2, bytes, hw.intra_node), 2e-6 + bytes / 1e10);
 }
 
+// Op calls timed cold also carry their warm times: a run whose devices hold
+// no more than the measured cache is priced warm, a larger one cold.
+TEST(CalibratedCost, TheFootprintChoosesWarmOrColdOpTimes) {
+  HardwareProfile hw = profile();
+  const std::string mm = "aten.mm.default(f32[4, 8], f32[8, 2]) -> f32[4, 2]";
+  EXPECT_DOUBLE_EQ(operands_for_footprint(hw, 1 << 20).op_times.at(mm), 0.125);
+  EXPECT_DOUBLE_EQ(operands_for_footprint(hw, 2 << 20).op_times.at(mm), 0.5);
+  // Entries without a warm time keep theirs.
+  EXPECT_DOUBLE_EQ(operands_for_footprint(hw, 1 << 20).op_times.at("optimizer.adamw(f32[4, 8])"), 0.25);
+  hw.cache_bytes = 0;  // no cache measured: unchanged
+  EXPECT_DOUBLE_EQ(operands_for_footprint(hw, 1).op_times.at(mm), 0.5);
+}
+
 TEST(CalibratedCost, MeasuredFiguresSurviveAWriteAndARead) {
   HardwareProfile hw = profile();
   Expected<HardwareProfile> back = parse_hardware_json(write_hardware_json(hw));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->op_times, hw.op_times);
+  EXPECT_EQ(back->op_times_warm, hw.op_times_warm);
+  EXPECT_DOUBLE_EQ(back->cache_bytes, 1048576);
   EXPECT_DOUBLE_EQ(back->node_overhead_s, 2e-6);
   EXPECT_DOUBLE_EQ(back->adamw_update.per_element_s, 1e-9);
   EXPECT_DOUBLE_EQ(back->intra_node.measured[0].bandwidth_bytes_per_s, 1e9);

@@ -16,6 +16,7 @@
 #include "cost/hardware.h"
 #include "commands.h"
 #include "graph_options.h"
+#include "pipeline_plan/pipeline_plan.h"
 #include "pipeline_runtime/pipeline_run.h"
 
 namespace autopar {
@@ -61,14 +62,48 @@ void print_memory(const pipeline::PipelineRunResult& r, bool check) {
   }
 }
 
+// The step the cost model predicts for these stages and this schedule: the
+// pipeline planner on a mesh of one device per pipeline rank (so every stage
+// runs whole), its stage durations fed to the schedule simulator.
+Expected<PipelinePlan> predicted_step(const Graph& micro, const pipeline::PipelineSetup& setup,
+                                      const HardwareProfile& hardware, const PipelineCommandOptions& o,
+                                      pipeline::ScheduleKind kind) {
+  PlanOptions plan_options;
+  plan_options.mesh_shape = {setup.lowered.num_ranks};
+  plan_options.hardware = hardware;
+  plan_options.memory_budget_bytes = 1e18;  // the run decides what fits, not the planner
+  std::optional<Optimizer> optimizer = parse_optimizer(o.optimizer);
+  if (optimizer) plan_options.optimizer = *optimizer;
+  PipelineOptions pipeline_options;
+  pipeline_options.degree = setup.lowered.num_ranks;
+  pipeline_options.schedule = kind;
+  pipeline_options.microbatches = o.microbatches;
+  pipeline_options.stages_per_rank = o.stages_per_rank;
+  for (const pipeline::Stage& s : setup.stages) pipeline_options.stage_units.push_back(s.units);
+  Expected<PipelinePlan> plan = make_pipeline_plan(micro, plan_options, pipeline_options);
+  if (!plan) return plan.error();
+  return price_for_footprint(micro, plan_options, *plan);
+}
+
 void print_summary(const pipeline::PipelineSetup& setup, const pipeline::PipelineRunResult& r,
-                   double inference_s, bool check) {
+                   double inference_s, bool check, const Expected<PipelinePlan>& predicted,
+                   const std::string& hardware) {
   fmt::print("{}: {:.1f} ms on the slowest rank ({} metadata messages, {} direct hand-offs on rank 0)\n",
              setup.inferred ? "shape inference" : "given stage shapes checked", inference_s * 1e3,
              setup.meta_messages_sent, setup.direct_hand_offs);
+  std::string prediction = predicted ? fmt::format("; predicted {:.1f} ms, bubble {:.1f}% ({} cost model)",
+                                                   predicted->step_time_s * 1e3,
+                                                   predicted->simulation.bubble_fraction() * 100, hardware)
+                                     : fmt::format("; no prediction: {}", predicted.error().message);
   for (size_t k = 0; k < r.steps.size(); ++k) {
-    fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks))\n", k + 1,
-               r.steps[k].makespan_s * 1e3, r.steps[k].bubble() * 100, r.steps[k].ranks);
+    fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks)){}\n", k + 1,
+               r.steps[k].makespan_s * 1e3, r.steps[k].bubble() * 100, r.steps[k].ranks, prediction);
+  }
+  if (predicted) {
+    for (const PipelineStageCost& s : predicted->stages) {
+      fmt::print("stage {} (rank {}) predicted per microbatch: F {:.3f} ms, B {:.3f} ms, send {:.3f} ms\n", s.stage,
+                 s.rank, s.durations.f * 1e3, s.durations.b * 1e3, s.durations.comm * 1e3);
+    }
   }
   print_memory(r, check);
 }
@@ -147,7 +182,10 @@ int run_pipeline(const PipelineCommandOptions& o) {
     Expected<pipeline::PipelineRunResult> result =
         pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
     if (!result) world.abort(result.error().message);
-    if (rank == 0) print_summary(*setup, *result, *inference_s, o.check);
+    if (rank == 0) {
+      Expected<PipelinePlan> predicted = predicted_step(*micro, *setup, *hardware, o, *kind);
+      print_summary(*setup, *result, *inference_s, o.check, predicted, o.hardware);
+    }
     std::fflush(stdout);
     return o.check ? check_verdict(*result, rank) : kExitOk;
   });
@@ -183,7 +221,9 @@ Command add_pipeline_command(CLI::App& parent) {
                   "cannot be spread evenly")
       ->check(CLI::IsMember({"auto", "cost", "count"}))
       ->capture_default_str();
-  app->add_option("--hardware", o->hardware, "Profile for --balance cost")->capture_default_str();
+  app->add_option("--hardware", o->hardware,
+                  "Profile for --balance cost and the predicted step time (autopar calibrate --out FILE)")
+      ->capture_default_str();
   return Command{app, [o] { return run_pipeline(*o); }};
 }
 

@@ -51,6 +51,7 @@ struct GridPlan {
   PipelineOptions options;
   std::vector<int64_t> mesh;
   PipelinePlan plan;
+  PipelinePlan priced;  // the plan's figures for this run's footprint (warm or cold operands)
 };
 
 Expected<PipelineOptions> options_from_flags(const RunPipelineOptions& p) {
@@ -111,11 +112,13 @@ Expected<GridPlan> make_grid_plan(const RunGridInput& in, const GridGraphs& grap
   if (!plan) return plan.error();
   if (plan->spmd.choice.empty()) return make_error("no sharding of the stage groups fits the memory budget");
   if (!plan->fits) return make_error("{}", pipeline_overflow(*plan));
-  return GridPlan{options, mesh, std::move(*plan)};
+  Expected<PipelinePlan> priced = price_for_footprint(graphs.micro, *plan_options, *plan);
+  if (!priced) return priced.error();
+  return GridPlan{options, mesh, std::move(*plan), std::move(*priced)};
 }
 
 void print_results(const GridPlan& grid, const pipeline::GridRunResult& r, const std::string& hardware, bool check) {
-  const PipelinePlan& plan = grid.plan;
+  const PipelinePlan& plan = grid.priced;
   for (size_t k = 0; k < r.steps.size(); ++k) {
     fmt::print("step {} time {:.1f} ms, bubble {:.1f}% (idle / (makespan x {} ranks)); predicted {:.1f} ms, "
                "bubble {:.1f}% ({} cost model)\n",
