@@ -57,6 +57,34 @@ TEST(PlanCommand, PipelineAutoSearchesEverySchedule) {
   EXPECT_EQ(fixed.out.find(" zb-h1 "), std::string::npos) << fixed.out;
 }
 
+// --format torchtitan: the degrees of each mesh dim, the pipeline's schedule,
+// microbatch size and stage modules, as torchtitan's settings.
+TEST(PlanCommand, TorchtitanFormatWritesTheParallelismSettings) {
+  testing::CliResult fsdp_tp =
+      run_autopar("plan --quiet --model llama3-debugmodel --mesh 2x2 --baseline fsdp-tp --format torchtitan");
+  EXPECT_EQ(fsdp_tp.exit_code, 0) << fsdp_tp.err;
+  EXPECT_NE(fsdp_tp.out.find("data_parallel_shard_degree = 2\n"), std::string::npos) << fsdp_tp.out;
+  EXPECT_NE(fsdp_tp.out.find("tensor_parallel_degree = 2\n"), std::string::npos) << fsdp_tp.out;
+  EXPECT_NE(fsdp_tp.out.find("pipeline_parallel_degree = 1\n"), std::string::npos) << fsdp_tp.out;
+  testing::CliResult ddp = run_autopar("plan --quiet --model llama3-debugmodel --mesh 4 --baseline ddp --format torchtitan");
+  EXPECT_NE(ddp.out.find("data_parallel_replicate_degree = 4\n"), std::string::npos) << ddp.out;
+  testing::CliResult pipe = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --schedule gpipe "
+      "--baseline fsdp --format torchtitan");
+  EXPECT_EQ(pipe.exit_code, 0) << pipe.err;
+  EXPECT_NE(pipe.out.find("pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"GPipe\"\n"), std::string::npos)
+      << pipe.out;
+  // 4 microbatches of 2 rows, split over the 2 FSDP ranks.
+  EXPECT_NE(pipe.out.find("pipeline_parallel_microbatch_size = 1\n"), std::string::npos) << pipe.out;
+  EXPECT_NE(pipe.out.find("module_fqns_per_model_part = [[\"tok_embeddings\""), std::string::npos) << pipe.out;
+  // What the settings cannot say is said: ZB-H1 with one stage per rank.
+  testing::CliResult zb = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --schedule zb-h1 "
+      "--baseline fsdp --format torchtitan");
+  EXPECT_NE(zb.out.find("# APPROXIMATE"), std::string::npos) << zb.out;
+  EXPECT_NE(zb.err.find("zb-h1 with 1 stage per rank has no torchtitan schedule"), std::string::npos) << zb.err;
+}
+
 TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
   testing::CliResult degree = run_autopar("plan --model llama3-debugmodel --mesh 2x2 --pipeline 3");
   EXPECT_EQ(degree.exit_code, 2);

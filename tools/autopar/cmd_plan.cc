@@ -11,6 +11,7 @@
 #include "plan_options.h"
 #include "pipeline/stage_meta.h"
 #include "pipeline_plan/pipeline_plan.h"
+#include "pipeline_plan/torchtitan_export.h"
 #include "planner/plan_dtensor.h"
 #include "planner/plan_output.h"
 
@@ -39,6 +40,13 @@ Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const 
     return make_error("{} takes a positive count or auto, not '{}'", option, text);
   }
   return std::optional<int32_t>{value};
+}
+
+// torchtitan's settings for the plan; what they cannot say goes to stderr too.
+std::string torchtitan_text(const Graph& graph, const Plan& plan, const PipelinePlan* pipeline) {
+  TorchtitanConfig config = torchtitan_config(graph, plan, pipeline);
+  for (const std::string& n : config.not_expressed) report_warning("torchtitan settings cannot say: " + n);
+  return config.toml;
 }
 
 // `plan --pipeline N|auto`: the graph built for one microbatch (a built-in model
@@ -119,8 +127,11 @@ int run_pipeline_plan(PlanCommandOptions& options) {
     text = pipeline_plan_json(graph, plan);
   } else if (options.format == "summary") {
     text = preface + pipeline_plan_summary(graph, plan);
+  } else if (options.format == "torchtitan") {
+    text = torchtitan_text(graph, plan.spmd, &plan);
   } else {
-    return report_usage_error(fmt::format("--format {} does not show a pipeline plan yet: use summary or json",
+    return report_usage_error(fmt::format("--format {} does not show a pipeline plan yet: use summary, json or "
+                                          "torchtitan",
                                           options.format));
   }
   if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
@@ -141,6 +152,9 @@ int run_plan(PlanCommandOptions& options) {
     text = plan_to_dtensor_json(graph, plan);
   } else if (options.format == "annotated") {
     text = plan_to_annotated(graph, plan);
+  } else if (options.format == "torchtitan") {
+    if (plan.choice.empty()) return report_error("no plan fits the memory budget: nothing to export");
+    text = torchtitan_text(graph, plan, nullptr);
   } else {
     text = plan_to_summary(graph, plan);
   }
@@ -166,8 +180,9 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--format", options->format,
                   "summary: a table for people; annotated: the graph with each node's "
                   "placements and costs; json: the plan (docs/plan-format.md); dtensor: parameter and "
-                  "module-boundary placements in PyTorch DTensor terms (docs/pytorch.md)")
-      ->check(CLI::IsMember({"annotated", "dtensor", "json", "summary"}))
+                  "module-boundary placements in PyTorch DTensor terms (docs/pytorch.md); torchtitan: the "
+                  "[parallelism] settings of a torchtitan job config (TOML), with what they cannot say")
+      ->check(CLI::IsMember({"annotated", "dtensor", "json", "summary", "torchtitan"}))
       ->capture_default_str();
   app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
   app->add_flag("--timings", options->timings,
