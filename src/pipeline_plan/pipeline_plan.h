@@ -144,6 +144,19 @@ Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions
 // (pipeline_runtime/pipeline_memory.h). Holds references to both arguments.
 pipeline::ShardedValues sharded_values(const Graph& graph, const Plan& plan);
 
+// A torchtitan-style layout named by its degrees, as `--baseline` takes it:
+// "pp8-fsdp8-tp8", "pp2-fsdp16", "fsdp8-tp8", "pp4-tp8", "pp2-ddp4" (each part
+// optional, in that order, ddp or fsdp). pp runs along mesh dim 0 (it must
+// divide it); on the stage groups' mesh (dim 0 / pp, the others) tp is the
+// last dim and fsdp/ddp all the others, and the degrees must be those sizes.
+struct DegreeLayout {
+  int32_t pipeline = 1;       // 1: no pipeline
+  std::string stage_baseline;  // planner/baselines.h: fsdp, ddp, tp, fsdp-tp
+};
+// nullopt: not such a name (a plain baseline, e.g. "fsdp"). Errors: such a
+// name whose degrees do not fit the mesh, saying which size each must be.
+Expected<std::optional<DegreeLayout>> parse_degree_layout(const std::string& name, const std::vector<int64_t>& mesh);
+
 // The pipeline section of a plan JSON, read back for `autopar run --plan`:
 // nullopt when the plan has none (an SPMD-only plan); errors name the field.
 struct PipelineSection {

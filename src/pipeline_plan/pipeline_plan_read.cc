@@ -1,4 +1,8 @@
 // The plan JSON's pipeline section read back (docs/plan-format.md).
+#include <regex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "pipeline_plan/pipeline_plan.h"
@@ -33,6 +37,48 @@ Expected<int32_t> count(const Json& j, const char* name) {
 }
 
 }  // namespace
+
+Expected<std::optional<DegreeLayout>> parse_degree_layout(const std::string& name, const std::vector<int64_t>& mesh) {
+  static const std::regex pattern(R"(^(?:pp(\d{1,6}))?-?(?:(fsdp|ddp)(\d{1,6}))?-?(?:tp(\d{1,6}))?$)");
+  std::smatch m;
+  if (name.empty() || !std::regex_match(name, m, pattern) || (!m[1].matched && !m[2].matched && !m[4].matched) ||
+      (!m[1].matched && !m[3].matched && !m[4].matched)) {
+    return std::optional<DegreeLayout>{};
+  }
+  const int64_t pp = m[1].matched ? std::stoll(m[1].str()) : 1;
+  const std::string data = m[2].matched ? m[2].str() : "";
+  const bool tensor = m[4].matched;
+  if (!tensor && data.empty()) {
+    return make_error("--baseline {}: give the stage groups' layout too (for example {}-fsdp{})", name, name,
+                      mesh.empty() ? 1 : mesh.back());
+  }
+  Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(mesh, static_cast<int32_t>(pp));
+  if (!sub) return make_error("--baseline {}: {}", name, sub.error().message);
+  // tp on the last dim of the stage groups' mesh, data parallelism on the others.
+  const int64_t tp_size = tensor ? sub->back() : 1;
+  int64_t data_size = 1;
+  for (size_t d = 0; d + (tensor ? 1 : 0) < sub->size(); ++d) data_size *= (*sub)[d];
+  const int64_t tp = tensor ? std::stoll(m[4].str()) : 1;
+  const int64_t dp = data.empty() ? 1 : std::stoll(m[3].str());
+  if (tp != tp_size || dp != data_size) {
+    std::vector<std::string> parts;
+    if (pp > 1) parts.push_back(fmt::format("pp{}", pp));
+    if (data_size > 1 || !tensor) parts.push_back(fmt::format("{}{}", data.empty() ? "fsdp" : data, data_size));
+    if (tensor) parts.push_back(fmt::format("tp{}", tp_size));
+    return make_error("--baseline {} does not fit mesh {}: {}the stage groups' mesh is {}, tp takes its last dim and "
+                      "data parallelism the others, so the layout here is {}",
+                      name, fmt::join(mesh, "x"), pp > 1 ? fmt::format("pp{} runs along dim 0, ", pp) : "",
+                      fmt::join(*sub, "x"), fmt::join(parts, "-"));
+  }
+  DegreeLayout layout;
+  layout.pipeline = static_cast<int32_t>(pp);
+  if (tensor) {
+    layout.stage_baseline = data == "fsdp" ? "fsdp-tp" : "tp";  // tp: data parallel (ddp) on the other dims
+  } else {
+    layout.stage_baseline = data;
+  }
+  return std::optional<DegreeLayout>{layout};
+}
 
 Expected<std::optional<PipelineSection>> read_pipeline_section(const std::string& json_text) {
   Json doc = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);

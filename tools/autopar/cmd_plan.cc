@@ -140,7 +140,25 @@ int run_pipeline_plan(PlanCommandOptions& options) {
 }
 
 int run_plan(PlanCommandOptions& options) {
+  // A layout named by its degrees (pp8-fsdp8-tp8): the pipeline and its stage groups' baseline.
+  if (Expected<std::vector<int64_t>> mesh = parse_mesh_shape(options.plan.mesh); mesh) {
+    Expected<std::optional<DegreeLayout>> layout = parse_degree_layout(options.plan.baseline, *mesh);
+    if (!layout) return report_usage_error(layout.error().message);
+    if (*layout) {
+      const std::string degree = std::to_string((*layout)->pipeline);
+      if ((*layout)->pipeline > 1 && !options.pipeline.empty() && options.pipeline != degree) {
+        return report_usage_error(fmt::format("--pipeline {} disagrees with --baseline {} (pp{})", options.pipeline,
+                                              options.plan.baseline, degree));
+      }
+      if ((*layout)->pipeline > 1) options.pipeline = degree;
+      options.plan.baseline = (*layout)->stage_baseline;
+    }
+  }
   if (!options.pipeline.empty()) return run_pipeline_plan(options);
+  if (!options.schedule.empty() || !options.microbatches.empty() || options.stages_per_rank != 1) {
+    return report_usage_error("--schedule, --microbatches and --stages-per-rank need --pipeline N|auto (or a "
+                              "--baseline with pp, e.g. pp2-fsdp4)");
+  }
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
   if (!planned) return report_error(planned.error().message);
   const Graph& graph = planned->graph;
@@ -187,25 +205,22 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
   app->add_flag("--timings", options->timings,
                 "Include wall-clock solver times in the JSON (off: runs diff byte for byte)");
-  CLI::Option* pipeline = app->add_option("--pipeline", options->pipeline,
+  app->add_option("--pipeline", options->pipeline,
                   "Pipeline degree N along mesh dim 0 (must divide it), or auto to search the degree, "
                   "microbatches and schedule; each stage group is sharded on the remaining mesh "
                   "(docs/pipeline.md, \"Planning pipeline and sharding together\")")
       ->type_name("N|auto");
   app->add_option("--schedule", options->schedule,
                   "With --pipeline: gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto (searched; the default with "
-                  "--pipeline auto, else 1f1b)")
-      ->needs(pipeline);
+                  "--pipeline auto, else 1f1b)");
   app->add_option("--microbatches", options->microbatches,
                   "With --pipeline: microbatches M, the batch split by M, or auto (default: twice the degree; "
                   "searched with --pipeline auto)")
-      ->type_name("M|auto")
-      ->needs(pipeline);
+      ->type_name("M|auto");
   app->add_option("--stages-per-rank", options->stages_per_rank,
                   "With --pipeline: stages per pipeline rank V (interleaved-1f1b)")
       ->check(CLI::Range(1, 1 << 10))
-      ->capture_default_str()
-      ->needs(pipeline);
+      ->capture_default_str();
   return Command{app, [options] { return run_plan(*options); }};
 }
 

@@ -112,6 +112,13 @@ int run_run(RunCommandOptions& o) {
     };
     if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
     if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
+    // A layout named by its degrees with pp (pp2-fsdp2) asks for the pipeline.
+    if (Expected<std::vector<int64_t>> mesh = parse_mesh_shape(o.plan.mesh.empty() ? std::to_string(world.size())
+                                                                                  : o.plan.mesh);
+        mesh && o.pipeline.degree.empty()) {
+      Expected<std::optional<DegreeLayout>> layout = parse_degree_layout(o.plan.baseline, *mesh);
+      if (layout && *layout && (*layout)->pipeline > 1) o.pipeline.degree = std::to_string((*layout)->pipeline);
+    }
     std::string plan_text;
     Expected<bool> grid = wants_grid(o, plan_text);
     if (!grid) return refuse(grid.error().message);

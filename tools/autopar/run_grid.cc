@@ -170,6 +170,15 @@ int run_grid(RunGridInput in, const Communicator& world) {
     return refuse(sub.error().message);
   }
   if (!in.plan.baseline.empty()) options.baseline = in.plan.baseline;
+  if (Expected<std::optional<DegreeLayout>> layout = parse_degree_layout(in.plan.baseline, mesh); !layout) {
+    return refuse(layout.error().message);
+  } else if (*layout) {
+    if ((*layout)->pipeline != options.degree) {
+      return refuse(fmt::format("--baseline {} has pp{} but the run pipelines {} ways", in.plan.baseline,
+                                (*layout)->pipeline, options.degree));
+    }
+    options.baseline = (*layout)->stage_baseline;
+  }
   std::optional<Optimizer> kind = parse_optimizer(in.plan.optimizer);
   if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", in.plan.optimizer));
   Expected<GridGraphs> graphs = load_graphs(in.graph, options.microbatches);
