@@ -85,6 +85,31 @@ TEST(PlanCommand, TorchtitanFormatWritesTheParallelismSettings) {
   EXPECT_NE(zb.err.find("zb-h1 with 1 stage per rank has no torchtitan schedule"), std::string::npos) << zb.err;
 }
 
+// --baseline ppP-fsdpF-tpT: torchtitan's degrees, checked against the mesh.
+TEST(PlanCommand, DegreeLayoutBaselinesPipelineAndShardTheStageGroups) {
+  testing::CliResult ok = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2x2 --baseline pp2-fsdp2-tp2 --microbatches 4");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("pipeline: degree 2 along mesh dim 0, stage groups on mesh 2x2 (baseline fsdp-tp)"),
+            std::string::npos)
+      << ok.out;
+  testing::CliResult wrong =
+      run_autopar("plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2x2 --baseline pp2-fsdp4-tp2");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("so the layout here is pp2-fsdp2-tp2"), std::string::npos) << wrong.err;
+}
+
+// compare --pipeline: torchtitan-style layouts and autopar's pipeline beside
+// the SPMD table, in the same cost model.
+TEST(PlanCommand, CompareListsPipelineLayouts) {
+  testing::CliResult r = run_autopar("compare --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pipeline layouts along mesh dim 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pp2-fsdp2              1f1b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pp2-fsdp2              interleaved-1f1b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("autopar (pp2, solved)"), std::string::npos) << r.out;
+}
+
 TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
   testing::CliResult degree = run_autopar("plan --model llama3-debugmodel --mesh 2x2 --pipeline 3");
   EXPECT_EQ(degree.exit_code, 2);
