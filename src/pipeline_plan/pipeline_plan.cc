@@ -94,7 +94,15 @@ double saved_bytes(const Graph& graph, const Plan& plan, const pipeline::StagePr
 
 Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions& options, const PipelinePlan& plan) {
   double largest = 0;
-  for (double peak : plan.rank_peak_bytes) largest = std::max(largest, peak);
+  for (int32_t r = 0; r < plan.options.degree; ++r) {
+    double state = 0, saved = 0;
+    for (pipeline::StageIdx st : plan.schedule.stages_of(r)) {
+      const PipelineStageCost& c = plan.stages[static_cast<size_t>(st)];
+      state += c.param_bytes + c.grad_bytes;
+      saved = std::max(saved, c.saved_bytes);
+    }
+    largest = std::max(largest, state + saved);
+  }
   PlanOptions warm = options;
   warm.hardware = operands_for_footprint(options.hardware, largest);
   if (warm.hardware.op_times == options.hardware.op_times) return plan;
@@ -263,7 +271,10 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
       double elements = bytes / static_cast<double>(dtype_size(graph.node(param).meta().dtype));
       // The param, its state, and the gradient summed over the microbatches
       // in its producer's sharding (reduced once, at the end of the step).
-      cost.static_bytes += bytes + elements * state_per_element + local_bytes(p, program.param_grads[i], 0, graph);
+      const double grad = local_bytes(p, program.param_grads[i], 0, graph);
+      cost.static_bytes += bytes + elements * state_per_element + grad;
+      cost.param_bytes += bytes;
+      cost.grad_bytes += grad;
     }
     cost.saved_bytes = saved_bytes(graph, p, program);
     result.stages.push_back(std::move(cost));

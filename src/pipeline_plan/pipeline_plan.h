@@ -69,6 +69,8 @@ struct PipelineStageCost {
   double grad_sync_s = 0;          // per step: gradients to their parameters' placements
   double optimizer_s = 0;          // per step
   double static_bytes = 0;         // params + optimizer state + gradient sums (producers' shardings)
+  double param_bytes = 0;          // of those: the params
+  double grad_bytes = 0;           // and the gradient sums
   double saved_bytes = 0;          // activations saved for the backward, per microbatch
 };
 
@@ -135,8 +137,12 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
 std::string pipeline_candidates_table(const PipelineSearch& search);
 
 // The plan's figures with the profile's warm op times when every rank's
-// predicted peak fits the cache the calibration measured (hardware.h
-// operands_for_footprint); the plan itself (cut, sharding) is unchanged.
+// working set fits the cache the calibration measured (hardware.h
+// operands_for_footprint); the plan itself (cut, sharding) is unchanged. A
+// rank's working set is what one microbatch's forward and backward touch:
+// its stages' params and gradient sums and the largest stage's saved
+// activations (the other microbatches' saved activations and the optimizer
+// state wait untouched, so they do not push the operands out of cache).
 Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions& options, const PipelinePlan& plan);
 
 // One rank's block of every value under a stage group's plan, and the copies

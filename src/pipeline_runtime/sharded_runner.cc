@@ -6,27 +6,23 @@
 namespace autopar::pipeline {
 
 ShardedRunner::ShardedRunner(const Graph& graph, const Plan& plan, const SpmdMesh& mesh, Tracer& tracer)
-    : graph_(graph), plan_(plan), mesh_(mesh), tracer_(tracer), redistributions_(plan) {}
-
-PlannedNodeContext ShardedRunner::context(LiveStorages& held, StorageAccount& account) const {
-  account = [&held](const at::Tensor& t, bool hold) {
-    if (hold) held.add({t});
-    else held.remove({t});
+    : graph_(graph), plan_(plan), mesh_(mesh), tracer_(tracer), redistributions_(plan) {
+  account_ = [this](const at::Tensor& t, bool hold) {
+    if (hold) held_->add({t});
+    else held_->remove({t});
   };
-  PlannedNodeContext c;
-  c.graph = &graph_;
-  c.plan = &plan_;
-  c.redistributions = &redistributions_;
-  c.mesh = &mesh_;
-  c.tracer = &tracer_;
-  c.account = &account;
-  return c;
+  context_.graph = &graph_;
+  context_.plan = &plan_;
+  context_.redistributions = &redistributions_;
+  context_.mesh = &mesh_;
+  context_.tracer = nullptr;  // no trace of 3-D runs yet: an event per node costs a few us (see the header)
+  context_.account = &account_;
 }
 
 Expected<std::vector<at::Tensor>> ShardedRunner::run(NodeId v, const std::vector<at::Tensor>& inputs,
                                                      LiveStorages& held) {
-  StorageAccount account;
-  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, inputs, context(held, account));
+  held_ = &held;
+  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, inputs, context_);
   if (!outputs) return outputs.error();
   held.remove(*outputs);  // the worker's store counts them from here
   return outputs;
@@ -42,8 +38,8 @@ Expected<at::Tensor> ShardedRunner::local_value(NodeId v, const at::Tensor& full
 
 Expected<at::Tensor> ShardedRunner::to_param_placement(NodeId param, NodeId grad, const at::Tensor& sum,
                                                        LiveStorages& held) {
-  StorageAccount account;
-  return redistribute_planned(sum, param, -1, graph_.node(grad).name, context(held, account));
+  held_ = &held;
+  return redistribute_planned(sum, param, -1, graph_.node(grad).name, context_);
 }
 
 Expected<double> ShardedRunner::loss_value(NodeId loss, const at::Tensor& held) {

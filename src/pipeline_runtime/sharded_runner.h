@@ -4,7 +4,9 @@
 // runs as the SPMD executor runs it (runtime/planned_node.h), its inputs
 // redistributed into the strategy's shardings on the sub-mesh's
 // communicators. Every rank of a group runs the same actions in the same
-// order, so their collectives match.
+// order, so their collectives match. Nothing is traced: a 3-D run writes no
+// trace yet, and recording an event per node and collective would cost the
+// step a few microseconds per node (the tracer is kept for when it does).
 #pragma once
 
 #include "pipeline/stage_meta.h"
@@ -30,14 +32,18 @@ class ShardedRunner final : public NodeRunner {
   BoundaryLayout layout(NodeId v, int32_t o) const;
   const SpmdMesh& mesh() const { return mesh_; }
 
- private:
-  PlannedNodeContext context(LiveStorages& held, StorageAccount& account) const;
+  ShardedRunner(const ShardedRunner&) = delete;  // context_ points into it
+  ShardedRunner& operator=(const ShardedRunner&) = delete;
 
+ private:
   const Graph& graph_;
   const Plan& plan_;
   const SpmdMesh& mesh_;
   Tracer& tracer_;
   RedistributionIndex redistributions_;
+  LiveStorages* held_ = nullptr;  // the caller's, for the call in progress
+  StorageAccount account_;
+  PlannedNodeContext context_;    // built once: a node costs no context of its own
 };
 
 }  // namespace autopar::pipeline

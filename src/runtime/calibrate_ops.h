@@ -21,8 +21,15 @@
 // them from memory; on this project's VMs the two differ by 1.7x for the same
 // matmul (bench/RESULTS.md). So the caller says which (OpInputs, chosen from
 // the step's measured footprint against the measured cache): warm inputs are
-// touched by an untimed call just before the timed one; cold inputs are made
-// before the rounds, and by their turn the other calls have pushed them out.
+// touched by an untimed call just before the timed one, then pushed out of the
+// core's private caches (twice the L2 is written) and the activations read
+// again: a step's activations come from the ops just before, its weights were
+// last read a microbatch or a layer ago and wait in the last-level cache
+// (timed straight after their own untimed call, every operand near the core,
+// calls ran about 20% faster than in a pipeline step; with every operand in
+// the last-level cache, about 20% slower; bench/RESULTS.md);
+// cold inputs are made before the rounds, and by their turn the other calls
+// have pushed them out.
 #pragma once
 
 #include <cstdint>
