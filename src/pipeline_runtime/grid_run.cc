@@ -78,15 +78,6 @@ struct Checker {
   }
 };
 
-Status run_actions(const PipelineSetup& setup, int pipeline_rank, StageWorker& worker) {
-  worker.reset_step();
-  const std::vector<Action>& actions = setup.lowered.ranks[static_cast<size_t>(pipeline_rank)];
-  for (size_t i = 0; i < actions.size(); ++i) {
-    if (Status s = worker.run(i, actions[i]); !s) return s;
-  }
-  return worker.finish_step();
-}
-
 // The loss (the microbatches' mean) on every rank: the last group's leader has it.
 Expected<double> step_loss(const PipelineSetup& setup, const Communicator& world, const Communicator& pipe,
                            const ShardedRunner& runner, const StageWorker& worker) {
@@ -175,7 +166,7 @@ Expected<GridRunResult> run_grid_training(const Graph* full, const Graph& micro,
   GridRunResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    if (Status s = run_actions(setup, pipe.rank(), worker); !s) return s.error();
+    if (Status s = worker.run_step(); !s) return s.error();
     if (Status s = worker.average_grads(setup.lowered.num_microbatches); !s) return s.error();
     double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     StepTiming timing;

@@ -127,16 +127,6 @@ double StepTiming::bubble() const {
 
 namespace {
 
-// One step on this rank: the action list, then the sends completed.
-Status run_actions(const PipelineSetup& setup, int rank, StageWorker& worker) {
-  worker.reset_step();
-  const std::vector<Action>& actions = setup.lowered.ranks[static_cast<size_t>(rank)];
-  for (size_t i = 0; i < actions.size(); ++i) {
-    if (Status s = worker.run(i, actions[i]); !s) return s;
-  }
-  return worker.finish_step();
-}
-
 // The loss summed over microbatches divided by M (the mean loss over the full
 // batch), sent to rank 0.
 Expected<double> step_loss(const PipelineSetup& setup, const Communicator& world,
@@ -242,7 +232,7 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
   PipelineRunResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    if (Status s = run_actions(setup, rank, *worker); !s) return s.error();
+    if (Status s = worker->run_step(); !s) return s.error();
     double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Expected<StepTiming> timing = step_timing(world, step_s, worker->busy_s());
     if (!timing) return timing.error();

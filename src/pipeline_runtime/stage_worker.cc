@@ -314,6 +314,15 @@ Status StageWorker::complete_sends(int32_t released_after) {
   return ok_status();
 }
 
+Status StageWorker::run_step() {
+  reset_step();
+  const std::vector<Action>& actions = setup_.lowered.ranks[static_cast<size_t>(rank_)];
+  for (size_t i = 0; i < actions.size(); ++i) {
+    if (Status s = run(i, actions[i]); !s) return s;
+  }
+  return finish_step();
+}
+
 Status StageWorker::finish_step() {
   const auto actions = static_cast<int32_t>(setup_.lowered.ranks[static_cast<size_t>(rank_)].size());
   if (Status s = complete_sends(actions); !s) return s;

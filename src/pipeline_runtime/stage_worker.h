@@ -46,6 +46,8 @@ class StageWorker {
   Status run(size_t index, const Action& action);
   // Completes this step's remaining sends; every value must be gone.
   Status finish_step();
+  // One step: reset_step, every action of this rank's list in order, finish_step.
+  Status run_step();
 
   // Sum over this step's microbatches of each held param's gradient (by
   // placeholder id), and of the loss (last stage's rank only).

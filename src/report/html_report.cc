@@ -102,7 +102,8 @@ std::string deterministic_summary(const Graph& graph, const Plan& plan) {
   return text.erase(at + 1, end == std::string::npos ? std::string::npos : end - at);
 }
 
-std::string html_report(const Graph& graph, const Plan& plan, const MemoryTimeline& timeline) {
+std::string html_report(const Graph& graph, const Plan& plan, const MemoryTimeline& timeline,
+                        const std::string& extra_sections) {
   GraphView view = build_graph_view(graph, plan);
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -116,7 +117,7 @@ std::string html_report(const Graph& graph, const Plan& plan, const MemoryTimeli
          memory_plot_svg(graph, timeline, plan.summary.memory_budget) + "</section>\n";
   out += "<section id=\"summary\"><h2>Plan summary</h2><pre>" +
          html_escape(deterministic_summary(graph, plan)) + "</pre></section></div>\n";
-  out += memory_table(graph, plan, timeline) + comm_table(graph, plan);
+  out += memory_table(graph, plan, timeline) + comm_table(graph, plan) + extra_sections;
   out += "</main>\n<script>" + std::string(kReportScript) + "</script>\n</body></html>\n";
   return out;
 }

@@ -28,7 +28,10 @@ std::string graph_view_json(const Graph& graph, const GraphView& view);
 
 // The whole page. The plan must have a choice (a plan that fits nothing has
 // no placements to draw: callers report the shortfall instead).
-std::string html_report(const Graph& graph, const Plan& plan, const MemoryTimeline& timeline);
+// `extra_sections`: more <section> elements for the page's end (a pipeline's
+// stages and timeline, pipeline_plan/pipeline_report.h).
+std::string html_report(const Graph& graph, const Plan& plan, const MemoryTimeline& timeline,
+                        const std::string& extra_sections = "");
 
 // plan_to_summary without its wall-clock line, so reports diff byte for byte.
 std::string deterministic_summary(const Graph& graph, const Plan& plan);

@@ -13,6 +13,8 @@
 #include "cost/hardware.h"
 #include "models/registry.h"
 #include "pipeline/stages.h"
+#include "pipeline_plan/pipeline_report.h"
+#include "pipeline_plan/torchtitan_export.h"
 #include "pipeline_runtime/partition.h"
 
 namespace autopar {
@@ -239,6 +241,47 @@ TEST(PipelinePlan, TheSearchKeepsTheFastestFittingCandidate) {
     EXPECT_TRUE(c.refused.empty()) << c.refused;
   }
   EXPECT_EQ(narrowed->best.options.schedule, pipeline::ScheduleKind::kZBH1);
+}
+
+
+// The report's pipeline section: a row per stage, and in the timeline one
+// box per compute action of every rank, placed by the simulated times.
+TEST(PipelinePlan, TheReportDrawsEveryComputeActionOfTheSchedule) {
+  Graph g = microbatch_graph();
+  Expected<PipelinePlan> plan =
+      make_pipeline_plan(g, plan_options({2, 2}), pipeline_options(pipeline::ScheduleKind::kZBH1, 2, 4));
+  ASSERT_TRUE(plan) << plan.error().message;
+  size_t actions = 0;
+  for (const auto& rank : plan->simulation.timeline) {
+    for (const pipeline::TimedAction& t : rank) actions += pipeline::is_compute(t.action.kind) ? 1 : 0;
+  }
+  EXPECT_EQ(actions, 2u * 4u * 3u);  // 2 stages x 4 microbatches x (F, I, W)
+  const std::string svg = schedule_timeline_svg(*plan);
+  size_t rects = 0;
+  for (size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1)) ++rects;
+  EXPECT_EQ(rects, actions);
+  const std::string html = pipeline_report_html(g, *plan, "");
+  EXPECT_NE(html.find("<section id=\"pipeline\">"), std::string::npos);
+  EXPECT_NE(html.find("schedule zb-h1, 4 microbatches"), std::string::npos);
+  size_t rows = 0;
+  for (size_t at = html.find("<tr><td>"); at != std::string::npos; at = html.find("<tr><td>", at + 1)) ++rows;
+  EXPECT_EQ(rows, plan->stages.size());
+}
+
+// torchtitan settings from a pipeline plan laid out FSDP-style: the degrees,
+// the schedule's name, the microbatch size per data rank and the modules.
+TEST(PipelinePlan, TorchtitanSettingsCarryTheDegreesAndStages) {
+  Graph g = microbatch_graph();
+  PipelineOptions fsdp = pipeline_options(pipeline::ScheduleKind::kGPipe, 2, 4);
+  fsdp.baseline = "fsdp";
+  Expected<PipelinePlan> plan = make_pipeline_plan(g, plan_options({2, 2}), fsdp);
+  ASSERT_TRUE(plan) << plan.error().message;
+  TorchtitanConfig config = torchtitan_config(g, plan->spmd, &*plan);
+  EXPECT_TRUE(config.not_expressed.empty());
+  EXPECT_NE(config.toml.find("data_parallel_shard_degree = 2\n"), std::string::npos) << config.toml;
+  EXPECT_NE(config.toml.find("pipeline_parallel_schedule = \"GPipe\"\n"), std::string::npos) << config.toml;
+  EXPECT_NE(config.toml.find("\"tok_embeddings\""), std::string::npos) << config.toml;
+  EXPECT_EQ(config.toml.find("\"loss\""), std::string::npos) << config.toml;  // not a module
 }
 
 }  // namespace

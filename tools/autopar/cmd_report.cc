@@ -7,6 +7,8 @@
 #include "cli_output.h"
 #include "commands.h"
 #include "graph_options.h"
+#include "pipeline_options.h"
+#include "pipeline_plan/pipeline_report.h"
 #include "plan_options.h"
 #include "planner/plan_output.h"
 #include "report/html_report.h"
@@ -19,11 +21,31 @@ namespace {
 struct ReportCommandOptions {
   GraphOptions graph;
   PlanCliOptions plan;
+  PipelineCliOptions pipeline;
   std::string format = "html";
   std::string out;
 };
 
+// --pipeline: the stage groups' plan as the page's graph and memory, then the
+// stages, the schedule's timeline and the search's candidates.
+int run_pipeline_report(ReportCommandOptions& options) {
+  if (options.format != "html") return report_usage_error("--format svg does not draw a pipeline yet: use html");
+  std::variant<PlannedPipeline, PipelinePlanError> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
+  if (const auto* error = std::get_if<PipelinePlanError>(&planned)) {
+    return error->usage ? report_usage_error(error->message) : report_error(error->message);
+  }
+  const PlannedPipeline& p = std::get<PlannedPipeline>(planned);
+  report::MemoryTimeline timeline = report::estimate_memory(p.graph, p.plan.spmd);
+  std::string html = report::html_report(p.graph, p.plan.spmd, timeline, pipeline_report_html(p.graph, p.plan, p.search));
+  if (Status s = write_output(html, options.out); !s) return report_error(s.error().message);
+  return kExitOk;
+}
+
 int run_report(ReportCommandOptions& options) {
+  if (Status s = resolve_pipeline_options(options.plan, options.pipeline); !s) {
+    return report_usage_error(s.error().message);
+  }
+  if (!options.pipeline.pipeline.empty()) return run_pipeline_report(options);
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
   if (!planned) return report_error(planned.error().message);
   const Graph& graph = planned->graph;
@@ -61,6 +83,7 @@ Command add_report_command(CLI::App& parent) {
                   "(nodes up to 400, else one box per layer)")
       ->check(CLI::IsMember({"html", "svg"}))
       ->capture_default_str();
+  add_pipeline_options(*app, options->pipeline);
   app->add_option("--out", options->out, "The file to write (report.html, graph.svg)")
       ->type_name("FILE")
       ->required();
