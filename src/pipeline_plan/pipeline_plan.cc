@@ -151,10 +151,9 @@ Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options
                                   const std::string& baseline) {
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(options.mesh_shape, degree);
   if (!sub) return sub.error();
-  if (!options.pins.empty()) {
-    return make_error("--pin and --constraints cannot be used with --pipeline yet: a pin names the whole "
-                      "mesh's dims, and each stage group is planned on the sub-mesh {}",
-                      fmt::join(*sub, "x"));
+  // Pins here are the stage groups' (read against the sub-mesh by the caller).
+  if (!options.pins.empty() && !baseline.empty()) {
+    return make_error("pins and a baseline together: give one (the baseline pins every parameter)");
   }
   // A device of a group holds about 1/degree of the model (its stages'
   // share), so the solve's memory rows, which see the whole graph, get the

@@ -97,8 +97,8 @@ struct PipelinePlan {
 Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
                                           const PipelineOptions& pipeline, const Plan* solved = nullptr);
 // The microbatch graph planned on a stage group's mesh for this degree (the
-// baseline's layout when one is given). Pins given for the whole mesh are
-// refused: their mesh dims are not the sub-mesh's.
+// baseline's layout when one is given). options.pins name the stage groups'
+// mesh (the sub-mesh), not the whole one.
 Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
                                   const std::string& baseline = "");
 

@@ -110,6 +110,30 @@ TEST(PlanCommand, CompareListsPipelineLayouts) {
   EXPECT_NE(r.out.find("autopar (pp2, solved)"), std::string::npos) << r.out;
 }
 
+// Pins with --pipeline name the stage groups' mesh: on 2x2 with degree 2
+// that is one dim. A pin for the whole mesh's two dims is a usage error
+// that says so; auto degrees take no pins.
+TEST(PlanCommand, PinsWithAPipelineNameTheStageGroupsMesh) {
+  Json plan = plan_json(
+      "--model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --pin 'output_weight=S(0)'");
+  ASSERT_TRUE(plan.contains("nodes")) << plan.dump().substr(0, 200);
+  bool found = false;
+  for (const Json& n : plan["nodes"]) {
+    if (n.value("name", "") != "output_weight") continue;
+    found = true;
+    EXPECT_EQ(n["placement"], Json::array({"S(0)"}));
+  }
+  EXPECT_TRUE(found);
+  testing::CliResult whole = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --pin 'output_weight=S(0)R'");
+  EXPECT_EQ(whole.exit_code, 2);
+  EXPECT_NE(whole.err.find("pins name the stage groups' mesh 2"), std::string::npos) << whole.err;
+  testing::CliResult searched = run_autopar(
+      "plan --quiet --model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline auto --pin 'output_weight=S(0)'");
+  EXPECT_EQ(searched.exit_code, 2);
+  EXPECT_NE(searched.err.find("need a fixed --pipeline degree"), std::string::npos) << searched.err;
+}
+
 TEST(PlanCommand, APipelineThatCannotBeBuiltNamesWhy) {
   testing::CliResult degree = run_autopar("plan --model llama3-debugmodel --mesh 2x2 --pipeline 3");
   EXPECT_EQ(degree.exit_code, 2);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "pipeline/stage_meta.h"
 
@@ -104,8 +105,26 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
   // A baseline applies to each stage group's sub-mesh, not to the whole mesh.
   PlanCliOptions whole_mesh = plan_cli;
   whole_mesh.baseline.clear();
+  // Pins name the stage groups' mesh (the pipeline takes dim 0): they are
+  // read against it, so they need a fixed degree.
+  whole_mesh.pins.clear();
+  whole_mesh.constraints_file.clear();
   Expected<PlanOptions> plan_options = to_plan_options(whole_mesh, *full);
   if (!plan_options) return failure(plan_options.error().message);
+  if (!plan_cli.pins.empty() || !plan_cli.constraints_file.empty()) {
+    if (!*degree) return usage("--pin and --constraints need a fixed --pipeline degree: they name the stage groups' mesh");
+    if (!plan_cli.baseline.empty()) return usage("give --pin/--constraints or --baseline, not both");
+    Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(*mesh, **degree);
+    PlanCliOptions group = plan_cli;
+    group.mesh = fmt::format("{}", fmt::join(*sub, "x"));
+    group.mesh_names.clear();
+    Expected<PlanOptions> pinned = to_plan_options(group, *full);
+    if (!pinned) {
+      return usage(fmt::format("{} (with --pipeline {}, pins name the stage groups' mesh {})", pinned.error().message,
+                               **degree, group.mesh));
+    }
+    plan_options->pins = pinned->pins;
+  }
   const std::string& baseline = plan_cli.baseline;
   PlannedPipeline out;
   if (search) {  // what the user fixed stays fixed

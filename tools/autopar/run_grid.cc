@@ -79,6 +79,11 @@ Expected<PipelineOptions> options_from_flags(const RunPipelineOptions& p) {
 
 Expected<GridPlan> make_grid_plan(const RunGridInput& in, const GridGraphs& graphs, const PipelineOptions& options,
                                   const std::vector<int64_t>& mesh, int ranks) {
+  if (!in.plan.pins.empty() || !in.plan.constraints_file.empty()) {
+    return make_error("--pin and --constraints are not taken by a 3-D run: plan with autopar plan --pipeline N "
+                      "--pin ... --format json --out plan.json (pins name the stage groups' mesh), then run --plan "
+                      "plan.json");
+  }
   PlanCliOptions cli = in.plan;
   cli.mesh = fmt::format("{}", fmt::join(mesh, "x"));
   cli.baseline.clear();
