@@ -22,12 +22,7 @@ namespace {
 // A value's bytes on one device under its planned sharding.
 double local_bytes(const Plan& plan, NodeId node, int32_t output, const Graph& graph) {
   const TensorMeta& meta = graph.node(node).outputs[static_cast<size_t>(output)];
-  const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(node)];
-  StrategyIdx chosen = plan.choice[static_cast<size_t>(node)];
-  Shape local = local_shape(meta.shape, ns.output(chosen, output), plan.mesh);
-  double elements = 1;
-  for (int64_t d : local) elements *= static_cast<double>(d);
-  return elements * static_cast<double>(dtype_size(meta.dtype));
+  return local_tensor_bytes(meta, planned_output_sharding(plan, node, output), plan.mesh);
 }
 
 double all_outputs_bytes(const Plan& plan, NodeId node, const Graph& graph) {
@@ -115,16 +110,15 @@ Expected<PipelinePlan> price_for_footprint(const Graph& graph, const PlanOptions
 }
 
 pipeline::ShardedValues sharded_values(const Graph& graph, const Plan& plan) {
-  auto index = std::make_shared<std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*>>();
-  for (const PlannedRedistribution& r : plan.redistributions) (*index)[{r.consumer, r.input}] = &r;
+  auto index = std::make_shared<RedistributionIndex>(plan);
   pipeline::ShardedValues values;
   values.bytes = [&graph, &plan](NodeId v, int32_t o) {
     return static_cast<int64_t>(local_bytes(plan, v, o, graph));
   };
   values.copies = [&graph, &plan, index](NodeId consumer, int32_t input) -> std::optional<std::vector<int64_t>> {
-    auto it = index->find({consumer, input});
-    if (it == index->end()) return std::nullopt;
-    const PlannedRedistribution& r = *it->second;
+    const PlannedRedistribution* found = index->find(consumer, input);
+    if (found == nullptr) return std::nullopt;
+    const PlannedRedistribution& r = *found;
     const TensorMeta& meta = graph.node(r.producer).outputs[static_cast<size_t>(r.output_index)];
     std::vector<int64_t> out;
     for (double b : redistribution_results(meta, r.from, r.to, r.plan, plan.mesh)) out.push_back(static_cast<int64_t>(b));

@@ -11,9 +11,6 @@ namespace {
 
 enum class DimRole : uint8_t { kShard, kReplicate, kTensor, kUnknown };
 
-const Sharding& chosen(const Plan& plan, NodeId v) {
-  return plan.strategies.nodes[static_cast<size_t>(v)].output(plan.choice[static_cast<size_t>(v)], 0);
-}
 
 std::string_view schedule_name(pipeline::ScheduleKind kind) {
   switch (kind) {
@@ -47,7 +44,7 @@ std::string toml_list(const std::vector<std::string>& items) {
 // bytes are sharded on it.
 DimRole dim_role(const Graph& graph, const Plan& plan, NodeId tokens, MeshDim d, std::vector<std::string>& notes) {
   const std::string dim = plan.mesh.dims[static_cast<size_t>(d)].name;
-  Placement in = tokens == kNoNode ? Placement::replicate() : chosen(plan, tokens)[d];
+  Placement in = tokens == kNoNode ? Placement::replicate() : planned_output_sharding(plan, tokens)[d];
   double sharded = 0, total = 0;
   int32_t sharded_params = 0, params = 0;
   for (NodeId v = 0; v < graph.size(); ++v) {
@@ -56,7 +53,7 @@ DimRole dim_role(const Graph& graph, const Plan& plan, NodeId tokens, MeshDim d,
     const double bytes = static_cast<double>(n.meta().bytes());
     total += bytes;
     ++params;
-    if (chosen(plan, v)[d].is_shard()) {
+    if (planned_output_sharding(plan, v)[d].is_shard()) {
       sharded += bytes;
       ++sharded_params;
     }

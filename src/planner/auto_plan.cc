@@ -164,6 +164,19 @@ double optimizer_bytes_per_element(Optimizer optimizer) {
   return optimizer == Optimizer::kAdamW ? 8.0 : 0.0;
 }
 
+const Sharding& planned_output_sharding(const Plan& plan, NodeId v, int o) {
+  return plan.strategies.nodes[static_cast<size_t>(v)].output(plan.choice[static_cast<size_t>(v)], o);
+}
+
+RedistributionIndex::RedistributionIndex(const Plan& plan) {
+  for (const PlannedRedistribution& r : plan.redistributions) by_consumer_[{r.consumer, r.input}] = &r;
+}
+
+const PlannedRedistribution* RedistributionIndex::find(NodeId consumer, int32_t input) const {
+  auto it = by_consumer_.find({consumer, input});
+  return it == by_consumer_.end() ? nullptr : it->second;
+}
+
 Expected<Plan> reprice_plan(const Graph& graph, const Plan& plan, const HardwareProfile& hw) {
   if (plan.choice.empty()) return plan;
   Expected<StrategyGraph> sg = build_strategy_graph(graph, plan.mesh, hw);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -151,6 +152,21 @@ struct Plan {
   PlanSummary summary;
   SolverReport solver;
   std::optional<planner::MemoryShortfall> shortfall;  // set when nothing fits
+};
+
+// The sharding output `o` of node v takes in a plan with a choice.
+const Sharding& planned_output_sharding(const Plan& plan, NodeId v, int o = 0);
+
+// The plan's redistributions by (consumer, input); input -1: a gradient or
+// buffer update to its placeholder's sharding (the plan's pairing). Holds
+// pointers into the plan.
+class RedistributionIndex {
+ public:
+  explicit RedistributionIndex(const Plan& plan);
+  const PlannedRedistribution* find(NodeId consumer, int32_t input) const;
+
+ private:
+  std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*> by_consumer_;
 };
 
 // Errors: bad mesh, unknown pin target, ops without rules, malformed problem.

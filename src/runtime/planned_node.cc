@@ -5,19 +5,6 @@
 
 namespace autopar {
 
-RedistributionIndex::RedistributionIndex(const Plan& plan) {
-  for (const PlannedRedistribution& r : plan.redistributions) by_consumer_[{r.consumer, r.input}] = &r;
-}
-
-const PlannedRedistribution* RedistributionIndex::find(NodeId consumer, int32_t input) const {
-  auto it = by_consumer_.find({consumer, input});
-  return it == by_consumer_.end() ? nullptr : it->second;
-}
-
-const Sharding& planned_output_sharding(const Plan& plan, NodeId v, int o) {
-  return plan.strategies.nodes[static_cast<size_t>(v)].output(plan.choice[static_cast<size_t>(v)], o);
-}
-
 Expected<at::Tensor> redistribute_planned(const at::Tensor& value, NodeId consumer, int32_t input,
                                           const std::string& name, const PlannedNodeContext& c) {
   const PlannedRedistribution* r = c.redistributions->find(consumer, input);

@@ -10,8 +10,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
-#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -24,17 +22,6 @@
 #include "runtime/trace.h"
 
 namespace autopar {
-
-// The plan's redistributions by (consumer, input); input -1: a gradient or
-// buffer update to its placeholder's sharding (the plan's pairing).
-class RedistributionIndex {
- public:
-  explicit RedistributionIndex(const Plan& plan);
-  const PlannedRedistribution* find(NodeId consumer, int32_t input) const;
-
- private:
-  std::map<std::pair<NodeId, int32_t>, const PlannedRedistribution*> by_consumer_;
-};
 
 struct PlannedNodeContext {
   const Graph* graph = nullptr;
@@ -61,8 +48,5 @@ Expected<std::vector<at::Tensor>> run_planned_node(NodeId v, const std::vector<a
 // when none is planned there.
 Expected<at::Tensor> redistribute_planned(const at::Tensor& value, NodeId consumer, int32_t input,
                                           const std::string& name, const PlannedNodeContext& context);
-
-// The sharding output `o` of node v takes in the plan.
-const Sharding& planned_output_sharding(const Plan& plan, NodeId v, int o = 0);
 
 }  // namespace autopar

@@ -30,6 +30,12 @@ SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh&
     if (held) hold({x});
     else drop({x});
   };
+  context_.graph = &graph_;
+  context_.plan = &plan_;
+  context_.redistributions = &redist_;
+  context_.mesh = &mesh_;
+  context_.tracer = &tracer_;
+  context_.account = &account_;
   last_use_.assign(static_cast<size_t>(graph.size()), -1);
   for (NodeId v = 0; v < graph.size(); ++v) {
     for (NodeId u : graph.node(v).inputs) last_use_[static_cast<size_t>(u)] = v;
@@ -71,19 +77,6 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
   return ok_status();
 }
 
-PlannedNodeContext SpmdExecutor::node_context() {
-  PlannedNodeContext c;
-  c.graph = &graph_;
-  c.plan = &plan_;
-  c.redistributions = &redist_;
-  c.mesh = &mesh_;
-  c.tracer = &tracer_;
-  c.account = &account_;
-  c.random_key = step_random_key(random_seed_, steps_run_);
-  if (observer_.input) c.on_redistributed_input = observer_.input;
-  return c;
-}
-
 Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   const Node& node = graph_.node(v);
   const int rank = mesh_.world().rank();
@@ -96,7 +89,7 @@ Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
     NodeId u = node.inputs[static_cast<size_t>(i)];
     held.push_back(values_[static_cast<size_t>(u)][static_cast<size_t>(producer_output_index(graph_, v, i))]);
   }
-  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, held, node_context());
+  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, held, context_);
   if (!outputs) return outputs.error();
   if (rank == faults.rank && node.name == faults.corrupt_at_node) {
     at::Tensor wrong = (*outputs)[0] + 1;
@@ -152,6 +145,7 @@ void SpmdExecutor::track(int64_t bytes_before) {
 
 Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   ++steps_run_;
+  context_.random_key = step_random_key(random_seed_, steps_run_);
   node_peaks_.assign(static_cast<size_t>(graph_.size()), static_cast<double>(storages_.bytes()));
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
@@ -168,7 +162,7 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
 
 Expected<at::Tensor> SpmdExecutor::paired_output(const GraphOutput& g) {
   const at::Tensor& t = values_[static_cast<size_t>(g.node)][0];
-  return redistribute_planned(t, g.placeholder(), -1, graph_.node(g.node).name, node_context());
+  return redistribute_planned(t, g.placeholder(), -1, graph_.node(g.node).name, context_);
 }
 
 Expected<SpmdStepResult> SpmdExecutor::finish() {

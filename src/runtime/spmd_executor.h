@@ -57,6 +57,9 @@ Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& shardin
 class SpmdExecutor {
  public:
   SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh& mesh, Tracer& tracer);
+  // account_ and context_ point into the executor.
+  SpmdExecutor(const SpmdExecutor&) = delete;
+  SpmdExecutor& operator=(const SpmdExecutor&) = delete;
 
   // Slices every placeholder's full value (indexed by NodeId; placeholders
   // only) into this rank's shard.
@@ -70,7 +73,10 @@ class SpmdExecutor {
     std::function<Status(NodeId, int input, const at::Tensor&)> input;
     std::function<Status(NodeId, const std::vector<at::Tensor>&)> outputs;
   };
-  void set_node_observer(NodeObserver observer) { observer_ = std::move(observer); }
+  void set_node_observer(NodeObserver observer) {
+    observer_ = std::move(observer);
+    context_.on_redistributed_input = observer_.input;
+  }
 
   // Random ops draw from step_random_key(seed, step number) (counter_rng.h).
   void set_random_seed(uint64_t seed) { random_seed_ = seed; }
@@ -87,7 +93,6 @@ class SpmdExecutor {
   const std::vector<double>& node_peaks() const { return node_peaks_; }
 
  private:
-  PlannedNodeContext node_context();
   Status run_node(NodeId v, const FaultInjection& faults);
   void release(NodeId v);
   // Counts values as held (their storages) or no longer held, in storages_
@@ -108,6 +113,7 @@ class SpmdExecutor {
   Tracer& tracer_;
   RedistributionIndex redist_;
   StorageAccount account_;                  // hold() / drop() for planned_node.h
+  PlannedNodeContext context_;              // built once; the random key set per step
   std::vector<NodeId> last_use_;            // per node: last consumer position
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<at::Tensor> params_;          // aliases values_ of gradient params

@@ -9,6 +9,7 @@
 #include "cli_output.h"
 #include "commands.h"
 #include "graph_options.h"
+#include "pipeline_options.h"
 #include "plan_options.h"
 #include "pipeline/stage_meta.h"
 #include "pipeline_plan/pipeline_plan.h"
@@ -36,16 +37,6 @@ std::string pipeline_row(const std::string& name, const PipelinePlan& p) {
                      pipeline::schedule_kind_name(p.options.schedule), p.options.stages_per_rank,
                      p.options.microbatches, p.step_time_s * 1e3, p.simulation.bubble_fraction() * 100, peak / kMiB,
                      p.fits ? "fits" : "DOES NOT FIT");
-}
-
-// The model built for one of M microbatches.
-Expected<Graph> microbatch_graph(const GraphOptions& options, const Graph& full, int32_t m) {
-  if (!options.graph_file.empty()) return full;
-  Expected<int64_t> rows = pipeline::microbatch_rows(full, m);
-  if (!rows) return make_error("{} microbatches: {}", m, rows.error().message);
-  GraphOptions small = options;
-  small.batch = *rows;
-  return load_graph(small);
 }
 
 // torchtitan-style layouts (ppP-fsdpF-tpT, microbatches of one row per data

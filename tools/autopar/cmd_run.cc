@@ -65,10 +65,8 @@ std::string grid_refusal(const RunCommandOptions& o) {
 }
 
 // A plan file brings its own mesh; --mesh, if given, must agree.
-Expected<Plan> plan_from_file(const RunCommandOptions& o, const Graph& graph, int ranks) {
-  Expected<std::string> text = read_text_file(o.plan_file);
-  if (!text) return text.error();
-  Expected<PlanFile> header = read_plan_header(*text);
+Expected<Plan> plan_from_file(const RunCommandOptions& o, const std::string& text, const Graph& graph, int ranks) {
+  Expected<PlanFile> header = read_plan_header(text);
   if (!header) return make_error("{}: {}", o.plan_file, header.error().message);
   if (!header->graph.empty() && header->graph != graph.name) {
     return make_error("{}: planned for graph {} but this run builds {}", o.plan_file,
@@ -80,13 +78,14 @@ Expected<Plan> plan_from_file(const RunCommandOptions& o, const Graph& graph, in
   if (!options) return options.error();
   Expected<DeviceMesh> mesh = make_mesh(options->mesh_shape, options->hardware, options->mesh_options);
   if (!mesh) return mesh.error();
-  Expected<Plan> plan = read_plan(*text, graph, *mesh, options->hardware, ranks);
+  Expected<Plan> plan = read_plan(text, graph, *mesh, options->hardware, ranks);
   if (!plan) return make_error("{}: {}", o.plan_file, plan.error().message);
   return plan;
 }
 
-Expected<Plan> make_run_plan(RunCommandOptions& o, const Graph& graph, int ranks) {
-  if (!o.plan_file.empty()) return plan_from_file(o, graph, ranks);
+// plan_text: the --plan file's text (read once, by wants_grid).
+Expected<Plan> make_run_plan(RunCommandOptions& o, const std::string& plan_text, const Graph& graph, int ranks) {
+  if (!o.plan_file.empty()) return plan_from_file(o, plan_text, graph, ranks);
   if (o.plan.mesh.empty()) o.plan.mesh = fmt::format("{}", ranks);
   Expected<PlanOptions> options = to_plan_options(o.plan, graph);
   if (!options) return options.error();
@@ -134,7 +133,7 @@ int run_run(RunCommandOptions& o) {
     }
     Expected<Graph> graph = load_graph(o.graph);
     if (!graph) return refuse(graph.error().message);
-    Expected<Plan> plan = make_run_plan(o, *graph, world.size());
+    Expected<Plan> plan = make_run_plan(o, plan_text, *graph, world.size());
     if (!plan) return refuse(plan.error().message);
     Expected<SpmdMesh> mesh = SpmdMesh::create(plan->mesh, world);
     if (!mesh) return refuse(mesh.error().message);

@@ -10,9 +10,6 @@
 #include "pipeline/stage_meta.h"
 
 namespace autopar {
-namespace {
-
-// A positive count, or "auto" (nullopt); anything else is a usage error.
 Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const std::string& text) {
   if (text == "auto") return std::optional<int32_t>{};
   int32_t value = 0;
@@ -23,7 +20,14 @@ Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const 
   return std::optional<int32_t>{value};
 }
 
-}  // namespace
+Expected<Graph> microbatch_graph(const GraphOptions& options, const Graph& full, int32_t microbatches) {
+  if (!options.graph_file.empty()) return full;
+  Expected<int64_t> rows = pipeline::microbatch_rows(full, microbatches);
+  if (!rows) return make_error("--microbatches {}: {}", microbatches, rows.error().message);
+  GraphOptions small = options;
+  small.batch = *rows;
+  return load_graph(small);
+}
 
 void add_pipeline_options(CLI::App& app, PipelineCliOptions& o) {
   app.add_option("--pipeline", o.pipeline,
@@ -94,14 +98,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
   // One microbatch's graph: a built-in model at batch / M; a --graph file is one.
   Expected<Graph> full = load_graph(graph_options);
   if (!full) return failure(full.error().message);
-  MicrobatchGraph microbatch_graph = [&](int32_t m) -> Expected<Graph> {
-    if (!graph_options.graph_file.empty()) return *full;
-    Expected<int64_t> rows = pipeline::microbatch_rows(*full, m);
-    if (!rows) return make_error("--microbatches {}: {}", m, rows.error().message);
-    GraphOptions small = graph_options;
-    small.batch = *rows;
-    return load_graph(small);
-  };
+  MicrobatchGraph micro_graph = [&](int32_t m) { return microbatch_graph(graph_options, *full, m); };
   // A baseline applies to each stage group's sub-mesh, not to the whole mesh.
   PlanCliOptions whole_mesh = plan_cli;
   whole_mesh.baseline.clear();
@@ -134,7 +131,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
     space.schedule = kind;
     if (options.stages_per_rank > 1) space.interleaved_stages_per_rank = options.stages_per_rank;
     space.baseline = baseline;
-    Expected<PipelineSearch> found = search_pipeline(microbatch_graph, *plan_options, space);
+    Expected<PipelineSearch> found = search_pipeline(micro_graph, *plan_options, space);
     if (!found) return failure(found.error().message);
     out.search = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
                  pipeline_candidates_table(*found) + "\n";
@@ -147,7 +144,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
     pipeline_options.stages_per_rank = options.stages_per_rank;
     pipeline_options.baseline = baseline;
     pipeline_options.microbatches = *microbatches ? **microbatches : 2 * **degree;
-    Expected<Graph> micro = microbatch_graph(pipeline_options.microbatches);
+    Expected<Graph> micro = micro_graph(pipeline_options.microbatches);
     if (!micro) return usage(micro.error().message);
     Expected<PipelinePlan> planned = make_pipeline_plan(*micro, *plan_options, pipeline_options);
     if (!planned) return failure(planned.error().message);

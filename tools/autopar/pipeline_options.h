@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,14 @@ struct PipelineCliOptions {
 };
 
 void add_pipeline_options(CLI::App& app, PipelineCliOptions& options);
+
+// A positive count, or "auto" (nullopt); anything else is an error naming the option.
+Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const std::string& text);
+
+// The model of `options` built for one of M microbatches (batch / M); `full`,
+// the model at its batch, decides the rows. A --graph file is one microbatch
+// already: `full` itself.
+Expected<Graph> microbatch_graph(const GraphOptions& options, const Graph& full, int32_t microbatches);
 
 // A --baseline named by its degrees with pp sets --pipeline and becomes the
 // stage groups' baseline; --schedule and friends without a pipeline are

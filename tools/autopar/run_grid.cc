@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "cli_output.h"
+#include "pipeline_options.h"
 #include "cost/hardware.h"
 #include "pipeline/stage_meta.h"
 #include "pipeline_plan/pipeline_plan.h"
@@ -16,14 +17,12 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// A count for a run: a positive number (auto is the planner's).
 Expected<int32_t> positive(const std::string& flag, const std::string& text) {
-  try {
-    size_t used = 0;
-    int value = std::stoi(text, &used);
-    if (used == text.size() && value >= 1) return value;
-  } catch (const std::exception&) {
-  }
-  return make_error("{} {}: give a whole number of at least 1", flag, text);
+  Expected<std::optional<int32_t>> n = count_or_auto(flag, text);
+  if (!n) return n.error();
+  if (!*n) return make_error("{} auto: give a number", flag);
+  return **n;
 }
 
 // The graphs: the full batch's and one microbatch's (a built-in model), or an
@@ -37,11 +36,7 @@ Expected<GridGraphs> load_graphs(const GraphOptions& options, int32_t microbatch
   Expected<Graph> first = load_graph(options);
   if (!first) return first.error();
   if (!options.graph_file.empty()) return GridGraphs{std::nullopt, std::move(*first)};
-  Expected<int64_t> rows = pipeline::microbatch_rows(*first, microbatches);
-  if (!rows) return make_error("--microbatches {}: {}", microbatches, rows.error().message);
-  GraphOptions small = options;
-  small.batch = *rows;
-  Expected<Graph> micro = load_graph(small);
+  Expected<Graph> micro = microbatch_graph(options, *first, microbatches);
   if (!micro) return micro.error();
   return GridGraphs{std::move(*first), std::move(*micro)};
 }
