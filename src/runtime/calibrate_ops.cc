@@ -186,8 +186,11 @@ Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mes
   at::Tensor evictor = private_cache_evictor();
   // At least 7 timed rounds, more while they take under a second (a small
   // graph's calls are short and their medians steadier over more rounds), at
-  // most 41; every rank agrees through the slowest rank's clock.
-  const int min_rounds = quick ? 1 : 7, max_rounds = quick ? 1 : 41;
+  // most 41; every rank agrees through the slowest rank's clock. --quick
+  // keeps a median of at least 3 (one round is one sample, and a busy
+  // neighbour decides it).
+  const int min_rounds = quick ? 3 : 7, max_rounds = quick ? 9 : 41;
+  const double enough_s = quick ? 0.1 : 1.0;
   for (int round = 0;; ++round) {  // round 0 warms up
     Clock::time_point round_start = Clock::now();
     for (size_t c = 0; c < calls->size(); ++c) {
@@ -204,23 +207,27 @@ Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mes
     if (comm.rank() == 0 && (round % 7 == 0 || seconds_since(round_start) > 0.5)) {
       fmt::print(stderr, "calibrate: ops: round {}: {} calls ({:.1f} s)\n", round, calls->size(), *elapsed);
     }
-    if (round >= max_rounds || (round >= min_rounds && *elapsed >= 1.0)) break;
+    if (round >= max_rounds || (round >= min_rounds && *elapsed >= enough_s)) break;
   }
   OpCallTimes result;
   for (LocalCall& call : *calls) {
-    double median = 0;
+    double median = 0, best = 0;
     if (!call.failed && !call.times.empty()) {
       std::nth_element(call.times.begin(), call.times.begin() + static_cast<ptrdiff_t>(call.times.size() / 2),
                        call.times.end());
       median = call.times[call.times.size() / 2];
+      best = *std::min_element(call.times.begin(), call.times.end());
     }
     Expected<double> slowest = comm.max_over_ranks(median);
     if (!slowest) return slowest.error();
+    Expected<double> slowest_best = comm.max_over_ranks(best);
+    if (!slowest_best) return slowest_best.error();
     if (call.failed) {
       if (result.failed++ == 0) result.first_failure = call.key;
       continue;
     }
     result.seconds.emplace(call.key, *slowest);
+    result.best_seconds.emplace(call.key, *slowest_best);
   }
   return result;
 }

@@ -45,6 +45,9 @@ namespace autopar {
 
 struct OpCallTimes {
   std::unordered_map<std::string, double> seconds;  // op_call_key -> seconds per call
+  // The fastest round's time per call (slowest rank): what a call costs with
+  // no neighbour in the way, for differences against another best figure.
+  std::unordered_map<std::string, double> best_seconds;
   int32_t failed = 0;  // calls libtorch refused on made-up inputs (they keep the roofline)
   std::string first_failure;
 };
@@ -53,7 +56,7 @@ struct OpCallTimes {
 // `mesh`, timed on every rank of `comm` together (all ranks must call it).
 // Inputs are made up: normal floats, zeros for integers and booleans (valid
 // indices and targets for any gather, embedding or loss). Progress on stderr
-// (rank 0). quick: one round (tests).
+// (rank 0). quick: 3 to 9 rounds, a tenth of a second (tests).
 enum class OpInputs { kCold, kWarm };
 Expected<OpCallTimes> measure_op_calls(const Graph& graph, const DeviceMesh& mesh, const Communicator& comm,
                                        OpInputs inputs, bool quick);
