@@ -141,8 +141,8 @@ Expected<std::vector<int64_t>> pipeline_sub_mesh(const std::vector<int64_t>& mes
   return sub;
 }
 
-Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
-                                  const std::string& baseline) {
+Expected<PlanOptions> stage_group_options(const Graph& graph, const PlanOptions& options, int32_t degree,
+                                          const std::string& baseline) {
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(options.mesh_shape, degree);
   if (!sub) return sub.error();
   // Pins here are the stage groups' (read against the sub-mesh by the caller).
@@ -166,7 +166,14 @@ Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options
     spmd.pins = std::move(*pins);
     spmd.label = baseline;
   }
-  return make_plan(graph, spmd);
+  return spmd;
+}
+
+Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
+                                  const std::string& baseline) {
+  Expected<PlanOptions> group = stage_group_options(graph, options, degree, baseline);
+  if (!group) return group.error();
+  return make_plan(graph, *group);
 }
 
 Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions& options,
@@ -209,6 +216,12 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   if (!stages) return stages.error();
   Expected<std::vector<pipeline::StageProgram>> programs = pipeline::partition_stages(graph, *stages);
   if (!programs) return programs.error();
+  result.node_stage.assign(static_cast<size_t>(graph.size()), -1);
+  for (const pipeline::StageProgram& program : *programs) {
+    for (const std::vector<NodeId>* nodes : {&program.forward, &program.backward}) {
+      for (NodeId v : *nodes) result.node_stage[static_cast<size_t>(v)] = program.stage;
+    }
+  }
 
   if (solved != nullptr) {
     if (solved->mesh.shape() != *sub) {
@@ -299,6 +312,7 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     result.fits = result.fits && result.rank_peak_bytes[static_cast<size_t>(r)] <= result.memory_budget;
   }
   result.step_time_s = result.simulation.makespan + slowest_tail;
+  result.rank_memory = std::move(*peaks);
   return result;
 }
 

@@ -84,6 +84,10 @@ struct PipelinePlan {
   pipeline::SimulationResult simulation;
   double step_time_s = 0;         // makespan + slowest rank's grad sync and updates
   std::vector<double> rank_peak_bytes;  // per pipeline rank
+  std::vector<pipeline::RankMemory> rank_memory;  // the same peaks, by kind and where reached
+  // The stage running each node of the microbatch graph (-1: none: a
+  // placeholder every stage reads, or a node no stage needs).
+  std::vector<int32_t> node_stage;
   double memory_budget = 0;
   bool fits = true;
 };
@@ -99,6 +103,11 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
 // The microbatch graph planned on a stage group's mesh for this degree (the
 // baseline's layout when one is given). options.pins name the stage groups'
 // mesh (the sub-mesh), not the whole one.
+// The options each stage group is solved with: the sub-mesh (dim 0's name
+// dropped), the budget times the degree, as a device holds about 1/degree
+// of the model while the solve sees the whole graph, and a baseline's pins.
+Expected<PlanOptions> stage_group_options(const Graph& graph, const PlanOptions& options, int32_t degree,
+                                          const std::string& baseline = "");
 Expected<Plan> solve_stage_groups(const Graph& graph, const PlanOptions& options, int32_t degree,
                                   const std::string& baseline = "");
 
@@ -181,6 +190,13 @@ std::string pipeline_plan_summary(const Graph& graph, const PipelinePlan& plan);
 // Why a plan that does not fit does not: its largest rank's need and stages
 // against the budget, and what to change.
 std::string pipeline_overflow(const PipelinePlan& plan);
+// `explain --memory` for a pipeline: each pipeline rank's predicted peak per
+// device by kind (the 3-D runtime's model), where it is reached, its margin
+// to the budget, and what would lower the largest.
+std::string pipeline_memory_text(const PipelinePlan& plan);
+// `explain --node` for a pipeline: the stage and pipeline rank running the
+// node, and that stage's per-microbatch times. Errors: an unknown node.
+Expected<std::string> pipeline_node_text(const Graph& graph, const PipelinePlan& plan, std::string_view node);
 std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan);
 
 }  // namespace autopar

@@ -1,4 +1,7 @@
 // The pipeline plan as text for people and as the plan JSON's pipeline section.
+#include <algorithm>
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -75,6 +78,71 @@ std::string pipeline_overflow(const PipelinePlan& plan) {
                      "degree or a larger mesh",
                      worst, fmt::join(plan.schedule.stages_of(static_cast<int32_t>(worst)), ", "),
                      plan.rank_peak_bytes[worst] / kMiB, plan.memory_budget / kMiB);
+}
+
+std::string pipeline_memory_text(const PipelinePlan& plan) {
+  std::string out = fmt::format(
+      "memory per device by pipeline rank (the 3-D runtime's model: a rank's stages at the plan's local sizes, "
+      "the microbatches its schedule keeps in flight; budget {:.2f} MiB):\n",
+      plan.memory_budget / kMiB);
+  size_t worst = 0;
+  for (size_t r = 0; r < plan.rank_memory.size(); ++r) {
+    const pipeline::RankMemory& m = plan.rank_memory[r];
+    if (m.peak_bytes > plan.rank_memory[worst].peak_bytes) worst = r;
+    const double peak = static_cast<double>(m.peak_bytes);
+    out += fmt::format("rank {} (stages {}): peak {:.2f} MiB, {}; reached at {} with {} microbatch(es) in flight\n",
+                       r, fmt::join(plan.schedule.stages_of(static_cast<int32_t>(r)), ", "), peak / kMiB,
+                       peak <= plan.memory_budget
+                           ? fmt::format("{:.2f} MiB under the budget", (plan.memory_budget - peak) / kMiB)
+                           : fmt::format("OVER the budget by {:.2f} MiB", (peak - plan.memory_budget) / kMiB),
+                       m.peak_action, plan.simulation.peak_in_flight[r]);
+    out += fmt::format("  held at the peak: {}\n", pipeline::describe_parts(m));
+  }
+  if (plan.rank_memory.empty()) return out;
+  // The kind that weighs most at the largest peak says which knob moves it.
+  const pipeline::RankMemory& m = plan.rank_memory[worst];
+  size_t heaviest = 0;
+  for (size_t k = 0; k < pipeline::kPipelineMemoryKinds; ++k) {
+    if (m.at_peak[k] > m.at_peak[heaviest]) heaviest = k;
+  }
+  const auto kind = static_cast<pipeline::PipelineMemoryKind>(heaviest);
+  std::string knob;
+  switch (kind) {
+    case pipeline::PipelineMemoryKind::kActivation:
+    case pipeline::PipelineMemoryKind::kReceived:
+      knob = "more microbatches (smaller ones) or a schedule that keeps fewer in flight (1f1b, zb-h1)";
+      break;
+    case pipeline::PipelineMemoryKind::kParam:
+    case pipeline::PipelineMemoryKind::kOptimizer:
+    case pipeline::PipelineMemoryKind::kGradSum:
+      knob = "a higher --pipeline degree (fewer layers per rank) or sharding the parameters over the stage group";
+      break;
+    default:
+      knob = "a sharding with fewer redistributions (see explain --node on the largest)";
+  }
+  out += fmt::format("largest: rank {}, mostly {} ({:.1f}% of its peak); what lowers it: {}\n", worst,
+                     pipeline::pipeline_memory_kind_name(kind),
+                     100.0 * static_cast<double>(m.at_peak[heaviest]) / static_cast<double>(std::max<int64_t>(1, m.peak_bytes)),
+                     knob);
+  return out;
+}
+
+Expected<std::string> pipeline_node_text(const Graph& graph, const PipelinePlan& plan, std::string_view node) {
+  std::optional<NodeId> id = graph.find(node);
+  if (!id) return make_error("no node named '{}' in the microbatch graph (see `autopar graph`)", node);
+  const int32_t stage = plan.node_stage[static_cast<size_t>(*id)];
+  if (stage < 0) {
+    return fmt::format("{}: no single stage runs it (a placeholder or constant every stage that reads it "
+                       "holds)\n", node);
+  }
+  const PipelineStageCost& s = plan.stages[static_cast<size_t>(stage)];
+  const std::vector<int64_t> devices = group_devices(plan.mesh, plan.options.degree, s.rank);
+  return fmt::format(
+      "{}: stage {} of {} (units {}), on pipeline rank {}: devices {}..{} of the mesh, sharded over the stage "
+      "group's mesh {}; the stage takes F {:.3f} ms and B {:.3f} ms per microbatch, send {:.3f} ms\n"
+      "its strategy, chosen in the stage groups' solve (one microbatch, every stage):\n",
+      node, stage, plan.stages.size(), units_text(s.units), s.rank, devices.front(), devices.back(), fmt::join(plan.sub_mesh, "x"), s.durations.f * 1e3, s.durations.b * 1e3,
+      s.durations.comm * 1e3);
 }
 
 std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan) {

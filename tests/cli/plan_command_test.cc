@@ -2,6 +2,7 @@
 // change what the ILP models.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -113,6 +114,34 @@ TEST(PlanCommand, CompareListsPipelineLayouts) {
 // Pins with --pipeline name the stage groups' mesh: on 2x2 with degree 2
 // that is one dim. A pin for the whole mesh's two dims is a usage error
 // that says so; auto degrees take no pins.
+// explain --pipeline: a node is placed in its stage (the embedding in the
+// first, the loss in the last) before its strategy is explained in the stage
+// groups' solve; --memory gives each pipeline rank the peak `plan` reports.
+TEST(PlanCommand, ExplainWithAPipelineNamesTheStageAndEachRanksPeak) {
+  const std::string model = "--model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --hardware h100";
+  testing::CliResult first = run_autopar("explain " + model + " --node embedding --resolves 1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("embedding: stage 0 of 2"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("node embedding (aten.embedding.default)"), std::string::npos) << first.out;
+  testing::CliResult last = run_autopar("explain " + model + " --node nll_loss_forward --resolves 0");
+  ASSERT_EQ(last.exit_code, 0) << last.err;
+  EXPECT_NE(last.out.find("nll_loss_forward: stage 1 of 2"), std::string::npos) << last.out;
+  EXPECT_NE(last.out.find("on pipeline rank 1: devices 2..3"), std::string::npos) << last.out;
+
+  testing::CliResult memory = run_autopar("explain " + model + " --memory");
+  ASSERT_EQ(memory.exit_code, 0) << memory.err;
+  Json plan = plan_json(model);
+  for (const Json& rank : plan["pipeline"]["ranks"]) {
+    std::string line = fmt::format("rank {} (stages {}): peak {:.2f} MiB", rank["rank"].get<int>(),
+                                   rank["stages"][0].get<int>(), rank["peak_bytes"].get<double>() / (1024.0 * 1024.0));
+    EXPECT_NE(memory.out.find(line), std::string::npos) << line << "\n" << memory.out;
+  }
+  EXPECT_NE(memory.out.find("largest: rank "), std::string::npos) << memory.out;
+  testing::CliResult unknown = run_autopar("explain " + model + " --node no_such_node");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no node named 'no_such_node'"), std::string::npos) << unknown.err;
+}
+
 TEST(PlanCommand, PinsWithAPipelineNameTheStageGroupsMesh) {
   Json plan = plan_json(
       "--model llama3-debugmodel --batch 8 --mesh 2x2 --pipeline 2 --microbatches 4 --pin 'output_weight=S(0)'");

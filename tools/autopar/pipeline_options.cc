@@ -124,6 +124,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
   }
   const std::string& baseline = plan_cli.baseline;
   PlannedPipeline out;
+  out.options = *plan_options;
   if (search) {  // what the user fixed stays fixed
     PipelineSearchSpace space;
     space.degree = *degree;

@@ -41,6 +41,7 @@ Status resolve_pipeline_options(PlanCliOptions& plan, PipelineCliOptions& pipeli
 
 struct PlannedPipeline {
   Graph graph;         // one microbatch's
+  PlanOptions options;  // the whole mesh's, as make_pipeline_plan took them
   PipelinePlan plan;
   std::string search;  // the candidates table when searched, else ""
 };
