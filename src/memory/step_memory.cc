@@ -169,9 +169,17 @@ void MemoryParts::add(MemoryKind kind, double bytes) {
   }
 }
 
+namespace {
+// The device step_memory counts for, while it runs (null: the padded pieces).
+// Kept out of the many helpers' signatures, which the planner's rows share.
+thread_local const std::vector<int64_t>* counted_device = nullptr;
+}  // namespace
+
 double local_tensor_bytes(const TensorMeta& meta, const Sharding& sharding, const DeviceMesh& mesh) {
   double numel = 1;
-  for (int64_t d : local_shape(meta.shape, sharding, mesh)) numel *= static_cast<double>(d);
+  const Shape shape = counted_device ? local_shape_at(meta.shape, sharding, mesh, *counted_device)
+                                     : local_shape(meta.shape, sharding, mesh);
+  for (int64_t d : shape) numel *= static_cast<double>(d);
   return numel * static_cast<double>(dtype_size(meta.dtype));
 }
 
@@ -288,7 +296,11 @@ void add_phase_buffers(const Graph& graph, const StrategyGraph& sg, std::span<co
 MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
                            std::span<const StrategyIdx> choice,
                            std::span<const StepRedistribution> redistributions,
-                           double optimizer_bytes_per_element) {
+                           double optimizer_bytes_per_element, const std::vector<int64_t>* device) {
+  struct CountFor {
+    explicit CountFor(const std::vector<int64_t>* d) { counted_device = d; }
+    ~CountFor() { counted_device = nullptr; }
+  } count_for(device);
   MemoryTimeline timeline;
   if (choice.size() != static_cast<size_t>(graph.size()) || graph.size() == 0) return timeline;
   const auto n = static_cast<size_t>(graph.size());

@@ -144,10 +144,14 @@ struct MemoryTimeline {
   std::vector<LiveTensor> live_at_peak;
 };
 
-// The timeline of a chosen assignment (one strategy per node).
+// The timeline of a chosen assignment (one strategy per node). Uneven
+// shards (sharding/placement.h) count at their padded piece, the largest any
+// device holds, unless `device` names one device by its mesh coordinate: then
+// that device's own pieces count (what `autopar run` holds each rank to).
 MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& strategies,
                            std::span<const StrategyIdx> choice,
                            std::span<const StepRedistribution> redistributions,
-                           double optimizer_bytes_per_element);
+                           double optimizer_bytes_per_element,
+                           const std::vector<int64_t>* device = nullptr);
 
 }  // namespace autopar

@@ -158,6 +158,9 @@ Expected<PlanOptions> stage_group_options(const Graph& graph, const PlanOptions&
     spmd.mesh_options.names.erase(spmd.mesh_options.names.begin());
   }
   spmd.memory_budget_bytes = options.memory_budget_bytes.value_or(options.hardware.memory_bytes) * degree;
+  // The 3-D runtime sends boundary values at the plan's local sizes
+  // (pipeline/stage_meta.h), which uneven shards would make rank-dependent.
+  spmd.sharding.even_only = true;
   if (!baseline.empty()) {
     Expected<DeviceMesh> mesh = make_mesh(spmd.mesh_shape, spmd.hardware, spmd.mesh_options);
     if (!mesh) return mesh.error();

@@ -48,11 +48,12 @@ std::vector<NodeId> sharing_map(const Graph& graph, bool share_layers, bool keep
 
 // Strategies of representatives are built once and copied to their members.
 Expected<StrategyGraph> build_strategies(const Graph& graph, const DeviceMesh& mesh,
-                                         const HardwareProfile& hw,
+                                         const HardwareProfile& hw, const ShardingOptions& sharding,
                                          const std::vector<NodeId>& rep) {
   if (Status s = check_op_rules(graph); !s) return s.error();
   StrategyGraph sg;
   sg.mesh = mesh;
+  sg.sharding = sharding;
   sg.nodes.resize(static_cast<size_t>(graph.size()));
   for (NodeId v = 0; v < graph.size(); ++v) {
     NodeId r = rep[static_cast<size_t>(v)];
@@ -60,7 +61,7 @@ Expected<StrategyGraph> build_strategies(const Graph& graph, const DeviceMesh& m
       sg.nodes[static_cast<size_t>(v)] = sg.nodes[static_cast<size_t>(r)];
       continue;
     }
-    Expected<NodeStrategies> ns = node_strategies(graph, v, mesh, hw);
+    Expected<NodeStrategies> ns = node_strategies(graph, v, mesh, hw, sharding);
     if (!ns) return ns.error();
     if (ns->size() == 0) {
       return make_error("node {} ({}, {}) has no valid strategy on mesh {}", graph.node(v).name,
@@ -179,7 +180,7 @@ const PlannedRedistribution* RedistributionIndex::find(NodeId consumer, int32_t 
 
 Expected<Plan> reprice_plan(const Graph& graph, const Plan& plan, const HardwareProfile& hw) {
   if (plan.choice.empty()) return plan;
-  Expected<StrategyGraph> sg = build_strategy_graph(graph, plan.mesh, hw);
+  Expected<StrategyGraph> sg = build_strategy_graph(graph, plan.mesh, hw, plan.strategies.sharding);
   if (!sg) return sg.error();
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (sg->nodes[static_cast<size_t>(v)].size() != plan.strategies.nodes[static_cast<size_t>(v)].size()) {
@@ -210,7 +211,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
 
   std::vector<NodeId> rep = sharing_map(graph, options.share_layers, options.own_end_layers,
                                         plan.solver.shared_layers);
-  Expected<StrategyGraph> sg = build_strategies(graph, *mesh, options.hardware, rep);
+  Expected<StrategyGraph> sg = build_strategies(graph, *mesh, options.hardware, options.sharding, rep);
   if (!sg) return sg.error();
   add_update_times(graph, *sg, options.hardware, options.optimizer);
   plan.strategies = std::move(*sg);

@@ -59,6 +59,8 @@ struct PlanOptions {
   // Off by default: the joint graph's redistributions are priced either way.
   bool pair_activation_grads = false;
   MeshSolve mesh_solve = MeshSolve::kAuto;
+  // Uneven shards allowed unless even_only (sharding/placement.h).
+  ShardingOptions sharding;
   std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
   std::string label = "solved";  // "solved" or the baseline's name
 };
@@ -101,6 +103,7 @@ struct PlanSummary {
   bool fits = true;
   std::vector<CommVolume> comm;  // by collective then mesh dim
   std::vector<GenericOpUse> generic_ops;  // by input_comm_s + compute_s, largest first
+  int32_t uneven_nodes = 0;  // nodes holding a result or operand in uneven pieces (placement.h)
 };
 
 struct PlannedRedistribution {
@@ -186,7 +189,8 @@ Expected<Plan> reprice_plan(const Graph& graph, const Plan& plan, const Hardware
 void evaluate_plan(const Graph& graph, Plan& plan);
 
 // The step's memory timeline of a plan with a choice and its redistributions
-// (memory/step_memory.h); empty when the plan has no choice.
-MemoryTimeline plan_memory(const Graph& graph, const Plan& plan);
+// (memory/step_memory.h); empty when the plan has no choice. `device` (a mesh
+// coordinate) counts that device's own uneven pieces instead of the padded ones.
+MemoryTimeline plan_memory(const Graph& graph, const Plan& plan, const std::vector<int64_t>* device = nullptr);
 
 }  // namespace autopar

@@ -122,6 +122,26 @@ void summarise_generic_ops(const Graph& graph, Plan& plan) {
                    });
 }
 
+// Nodes whose chosen strategy holds some result or operand in uneven pieces.
+void count_uneven_nodes(const Graph& graph, Plan& plan) {
+  int32_t count = 0;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    const Node& node = graph.node(v);
+    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+    const StrategyIdx s = plan.choice[static_cast<size_t>(v)];
+    bool uneven = false;
+    for (size_t o = 0; o < node.outputs.size() && !uneven; ++o) {
+      uneven = is_uneven(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), plan.mesh);
+    }
+    for (size_t i = 0; i < node.inputs.size() && !uneven; ++i) {
+      uneven = is_uneven(input_meta(graph, v, static_cast<int>(i)).shape, ns.input(s, static_cast<int>(i)),
+                         plan.mesh);
+    }
+    count += uneven;
+  }
+  plan.summary.uneven_nodes = count;
+}
+
 void summarise_memory(const Graph& graph, Plan& plan) {
   MemoryTimeline timeline = plan_memory(graph, plan);
   MemoryBreakdown& m = plan.summary.memory;
@@ -134,14 +154,14 @@ void summarise_memory(const Graph& graph, Plan& plan) {
 
 }  // namespace
 
-MemoryTimeline plan_memory(const Graph& graph, const Plan& plan) {
+MemoryTimeline plan_memory(const Graph& graph, const Plan& plan, const std::vector<int64_t>* device) {
   std::vector<StepRedistribution> redistributions;
   redistributions.reserve(plan.redistributions.size());
   for (const PlannedRedistribution& r : plan.redistributions) {
     redistributions.push_back({r.producer, r.output_index, r.consumer, r.input, r.from, r.to, &r.plan});
   }
   return step_memory(graph, plan.strategies, plan.choice, redistributions,
-                     optimizer_bytes_per_element(plan.optimizer));
+                     optimizer_bytes_per_element(plan.optimizer), device);
 }
 
 void evaluate_plan(const Graph& graph, Plan& plan) {
@@ -156,6 +176,7 @@ void evaluate_plan(const Graph& graph, Plan& plan) {
   collect_redistributions(graph, plan);
   summarise_comm(graph, plan);
   summarise_generic_ops(graph, plan);
+  count_uneven_nodes(graph, plan);
   summarise_memory(graph, plan);
   plan.summary.step_time_s = plan.summary.compute_s + plan.summary.comm_s + plan.summary.optimizer_s;
 }

@@ -125,6 +125,7 @@ Json summary_json(const Plan& plan) {
                       {"comm_buffers", s.memory.comm_buffers}}},
           {"memory_budget_bytes", s.memory_budget},
           {"fits", s.fits},
+          {"uneven_nodes", s.uneven_nodes},
           {"comm", comm},
           {"generic_ops", generic}};
 }

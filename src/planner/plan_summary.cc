@@ -89,6 +89,10 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      gib(s.memory.params), gib(s.memory.optimizer), gib(s.memory.inputs),
                      gib(s.memory.grads), gib(s.memory.activations), gib(s.memory.comm_buffers));
   out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
+  if (s.uneven_nodes > 0) {
+    out += fmt::format("  uneven shards  {} nodes split a dim the mesh does not divide (torch.chunk pieces, "
+                       "costed padded; --even-only forbids them)\n", s.uneven_nodes);
+  }
   out += "  communication  collective       mesh dim   count        bytes       time\n";
   for (const CommVolume& v : s.comm) {
     out += fmt::format("                 {:<16} {:<8} {:>7} {:>12} {:>10}\n",

@@ -1,5 +1,6 @@
 #include "sharding/placement.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -139,6 +140,31 @@ int64_t shard_count(const Sharding& s, const DeviceMesh& mesh, int dim) {
   return n;
 }
 
+int64_t padded_chunk(int64_t size, int64_t count) { return count <= 1 ? size : (size + count - 1) / count; }
+
+int64_t chunk_start(int64_t size, int64_t count, int64_t index) {
+  return std::min(size, index * padded_chunk(size, count));
+}
+
+int64_t chunk_size(int64_t size, int64_t count, int64_t index) {
+  return chunk_start(size, count, index + 1) - chunk_start(size, count, index);
+}
+
+namespace {
+
+// Why `count` pieces of a dim of `size` split by `splitters` mesh dims are
+// not allowed, or "" when they are.
+std::string split_problem(int64_t size, int64_t count, int splitters, const ShardingOptions& options) {
+  if (size < count) return "smaller than the shard count";
+  if (size % count == 0) return "";
+  if (options.even_only) return "uneven shards (--even-only)";
+  if (splitters > 1) return "uneven shards split by more than one mesh dim";
+  if (chunk_start(size, count, count - 1) >= size) return "uneven shards that leave the last device empty";
+  return "";
+}
+
+}  // namespace
+
 Status check_sharding(const Shape& shape, const Sharding& s, const DeviceMesh& mesh,
                       const ShardingOptions& options) {
   if (s.ndim != mesh.ndim()) {
@@ -154,14 +180,12 @@ Status check_sharding(const Shape& shape, const Sharding& s, const DeviceMesh& m
   for (size_t dim = 0; dim < shape.size(); ++dim) {
     int64_t n = shard_count(s, mesh, static_cast<int>(dim));
     if (n == 1) continue;
-    if (shape[dim] < n) {
-      return make_error("sharding {} splits dim {} of size {} into {} shards (smaller than the "
-                        "shard count) for shape {}",
-                        to_string(s), dim, shape[dim], n, shape_to_string(shape));
-    }
-    if (options.even_only && shape[dim] % n != 0) {
-      return make_error("sharding {} splits dim {} of size {} into {} uneven shards for shape {}",
-                        to_string(s), dim, shape[dim], n, shape_to_string(shape));
+    int splitters = 0;
+    for (MeshDim m = 0; m < s.ndim; ++m) splitters += s[m].is_shard() && s[m].dim() == static_cast<int>(dim);
+    std::string problem = split_problem(shape[dim], n, splitters, options);
+    if (!problem.empty()) {
+      return make_error("sharding {} splits dim {} of size {} into {} shards ({}) for shape {}", to_string(s), dim,
+                        shape[dim], n, problem, shape_to_string(shape));
     }
   }
   return ok_status();
@@ -172,33 +196,61 @@ bool is_valid_sharding(const Shape& shape, const Sharding& s, const DeviceMesh& 
   // Hot path of strategy enumeration: the same checks as check_sharding, no strings.
   if (s.ndim != mesh.ndim()) return false;
   std::array<int64_t, kMaxShardDim + 1> counts;
+  std::array<int8_t, kMaxShardDim + 1> splitters;
   size_t rank = shape.size();
-  for (size_t i = 0; i < rank && i <= kMaxShardDim; ++i) counts[i] = 1;
+  for (size_t i = 0; i < rank && i <= kMaxShardDim; ++i) counts[i] = 1, splitters[i] = 0;
   for (MeshDim m = 0; m < s.ndim; ++m) {
     if (!s[m].is_shard()) continue;
     size_t dim = static_cast<size_t>(s[m].dim());
     if (dim >= rank) return false;
     counts[dim] *= mesh.size(m);
+    ++splitters[dim];
   }
   for (MeshDim m = 0; m < s.ndim; ++m) {
     if (!s[m].is_shard()) continue;
     size_t dim = static_cast<size_t>(s[m].dim());
-    if (shape[dim] < counts[dim]) return false;
-    if (options.even_only && shape[dim] % counts[dim] != 0) return false;
+    const int64_t size = shape[dim], count = counts[dim];
+    if (size < count) return false;
+    if (size % count == 0) continue;
+    if (options.even_only || splitters[dim] > 1 || chunk_start(size, count, count - 1) >= size) return false;
   }
   return true;
+}
+
+bool is_uneven(const Shape& shape, const Sharding& s, const DeviceMesh& mesh) {
+  for (MeshDim m = 0; m < s.ndim; ++m) {
+    if (!s[m].is_shard()) continue;
+    const auto dim = static_cast<size_t>(s[m].dim());
+    if (dim < shape.size() && shape[dim] % shard_count(s, mesh, s[m].dim()) != 0) return true;
+  }
+  return false;
 }
 
 void local_shape_into(const Shape& shape, const Sharding& s, const DeviceMesh& mesh, Shape& out) {
   out.assign(shape.begin(), shape.end());
   for (MeshDim m = 0; m < s.ndim; ++m) {
-    if (s[m].is_shard()) out[static_cast<size_t>(s[m].dim())] /= mesh.size(m);
+    if (!s[m].is_shard()) continue;
+    auto dim = static_cast<size_t>(s[m].dim());
+    // Even splits, nested or not, divide exactly; an uneven dim has one splitter.
+    out[dim] = out[dim] % mesh.size(m) == 0 ? out[dim] / mesh.size(m) : padded_chunk(out[dim], mesh.size(m));
   }
 }
 
 Shape local_shape(const Shape& shape, const Sharding& s, const DeviceMesh& mesh) {
   Shape out;
   local_shape_into(shape, s, mesh, out);
+  return out;
+}
+
+Shape local_shape_at(const Shape& shape, const Sharding& s, const DeviceMesh& mesh,
+                     const std::vector<int64_t>& coord) {
+  Shape out(shape.begin(), shape.end());
+  // Mesh dims in order: a lower one splits first, a higher one splits its piece.
+  for (MeshDim m = 0; m < s.ndim; ++m) {
+    if (!s[m].is_shard()) continue;
+    auto dim = static_cast<size_t>(s[m].dim());
+    out[dim] = chunk_size(out[dim], mesh.size(m), coord[static_cast<size_t>(m)]);
+  }
   return out;
 }
 

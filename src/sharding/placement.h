@@ -11,10 +11,20 @@
 // dim, the lower mesh dim splits it first (outer chunks), the higher ones split
 // each chunk further, as in PyTorch DTensor.
 //
-// Validity (ShardingOptions::even_only, the default and for now the only
-// mode): a tensor dim may be sharded over a set of mesh dims only when the
-// product of their sizes divides it; a dim smaller than that product is never
-// sharded. Uneven sharding (padding) is future work behind even_only=false.
+// Validity: a tensor dim may be sharded over a set of mesh dims only when it
+// is at least as large as the product of their sizes (a dim smaller than the
+// mesh is never sharded). It need not divide evenly (uneven sharding, as
+// DTensor and FSDP do it), with three limits:
+//   - the shards of a size-n dim over k devices are torch.chunk's: shard i
+//     holds [i*c, min((i+1)*c, n)) with c = ceil(n/k), so the last shard is
+//     the smaller one, and every shard must hold at least one element;
+//   - an uneven dim is split by one mesh dim only (several mesh dims
+//     splitting one dim need it to divide by their product: chunks of chunks
+//     would not be torch.chunk's pieces of the whole);
+//   - ShardingOptions::even_only turns uneven shards off (`--even-only`).
+// Costs and memory count the padded size c (local_shape); the runtime holds
+// the true pieces (local_shape_at) and pads only the buffers a collective
+// sends. Which strategies may use uneven shards is strategy.h's concern.
 #pragma once
 
 #include <array>
@@ -22,6 +32,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/expected.h"
 #include "ir/tensor_meta.h"
@@ -97,8 +108,16 @@ Expected<Placement> parse_placement(std::string_view text);
 Expected<Sharding> parse_sharding(std::string_view text, int mesh_ndim = -1);
 
 struct ShardingOptions {
-  bool even_only = true;  // false (uneven sharding with padding) is not implemented yet
+  bool even_only = false;  // true: every sharded dim divides evenly
 };
+
+// torch.chunk's pieces: the padded size ceil(size / count), and piece
+// `index`'s start and true size (0 when the dim runs out before it).
+int64_t padded_chunk(int64_t size, int64_t count);
+int64_t chunk_start(int64_t size, int64_t count, int64_t index);
+int64_t chunk_size(int64_t size, int64_t count, int64_t index);
+// Whether some tensor dim of `shape` is sharded into pieces of unequal size.
+bool is_uneven(const Shape& shape, const Sharding& s, const DeviceMesh& mesh);
 
 // Number of shards of tensor dim `dim`: the product of the sizes of the mesh
 // dims that shard it.
@@ -108,9 +127,14 @@ bool is_valid_sharding(const Shape& shape, const Sharding& s, const DeviceMesh& 
 // Why a sharding is invalid for a shape, naming dims and sizes; ok when valid.
 Status check_sharding(const Shape& shape, const Sharding& s, const DeviceMesh& mesh,
                       const ShardingOptions& options = {});
-// The per-device shape; the sharding must be valid.
+// The per-device shape the planner costs: padded (ceil-sized) pieces, the
+// largest any device holds. The sharding must be valid.
 Shape local_shape(const Shape& shape, const Sharding& s, const DeviceMesh& mesh);
 // Writes the local shape into `out`, reusing its capacity.
 void local_shape_into(const Shape& shape, const Sharding& s, const DeviceMesh& mesh, Shape& out);
+// The shape the device at mesh coordinate `coord` (one index per mesh dim)
+// really holds: its own piece of every sharded dim.
+Shape local_shape_at(const Shape& shape, const Sharding& s, const DeviceMesh& mesh,
+                     const std::vector<int64_t>& coord);
 
 }  // namespace autopar

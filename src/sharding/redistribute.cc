@@ -16,20 +16,21 @@ namespace {
 class Planner {
  public:
   Planner(const TensorMeta& meta, const Sharding& from, const DeviceMesh& mesh)
-      : meta_(communicated_meta(meta)), cur_(from), mesh_(mesh) {}
+      : meta_(communicated_meta(meta)), from_(from), cur_(from), mesh_(mesh) {}
 
   void run(const Sharding& to) {
     for (MeshDim m = mesh_.ndim() - 1; m >= 0; --m) change_outward(m, to);
     for (MeshDim m = 0; m < mesh_.ndim(); ++m) {
       if (cur_[m] == to[m]) continue;
       if (to[m].is_shard()) gather_inner(m, to[m].dim(), -1);
-      step(Collective::kLocalSlice, m, to[m], /*bytes_after=*/true);
+      step(Collective::kLocalSlice, m, to[m]);
     }
   }
 
   RedistPlan take() {
     RedistPlan plan;
     plan.sent_meta = meta_;
+    plan.from = from_;
     plan.steps = std::move(steps_);
     for (const RedistStep& s : plan.steps) {
       plan.time_s += s.time_s;
@@ -63,15 +64,15 @@ class Planner {
     if (c == target || c.is_replicate()) return;
     if (c.is_shard() && target.is_shard()) {
       gather_inner(m, c.dim(), target.dim());
-      step(Collective::kAllToAll, m, target, /*bytes_after=*/false);
+      step(Collective::kAllToAll, m, target);
     } else if (c.is_shard()) {
       gather_inner(m, c.dim(), -1);
-      step(Collective::kAllGather, m, Placement::replicate(), /*bytes_after=*/true);
+      step(Collective::kAllGather, m, Placement::replicate());
     } else if (target.is_shard()) {
       gather_inner(m, target.dim(), -1);
-      step(Collective::kReduceScatter, m, target, /*bytes_after=*/false);
+      step(Collective::kReduceScatter, m, target);
     } else {
-      step(Collective::kAllReduce, m, Placement::replicate(), /*bytes_after=*/false);
+      step(Collective::kAllReduce, m, Placement::replicate());
     }
   }
 
@@ -80,21 +81,32 @@ class Planner {
     for (MeshDim k = mesh_.ndim() - 1; k > m; --k) {
       Placement p = cur_[k];
       if (p.is_shard() && (p.dim() == d0 || p.dim() == d1)) {
-        step(Collective::kAllGather, k, Placement::replicate(), /*bytes_after=*/true);
+        step(Collective::kAllGather, k, Placement::replicate());
       }
     }
   }
 
-  // Records one step; bytes are counted on the local shape before or after it.
-  void step(Collective c, MeshDim m, Placement to, bool bytes_after) {
+  // Records one step. Its bytes are counted on the buffer the collective
+  // moves, in equal pieces: a shard dim it joins or splits counts as the
+  // group's padded pieces (placement.h; the dim itself when even). A local
+  // slice records the piece it keeps.
+  void step(Collective c, MeshDim m, Placement to) {
     RedistStep s;
     s.collective = c;
     s.mesh_dim = m;
     s.from = cur_[m];
     s.to = to;
     s.dtype = meta_.dtype;
-    if (bytes_after) cur_[m] = to;
-    local_shape_into(meta_.shape, cur_, mesh_, s.local_shape);
+    const int64_t group = mesh_.size(m);
+    Sharding after = cur_;
+    after[m] = to;
+    local_shape_into(meta_.shape, c == Collective::kLocalSlice ? after : cur_, mesh_, s.local_shape);
+    if (c == Collective::kAllGather) {
+      s.local_shape[static_cast<size_t>(s.from.dim())] *= group;
+    } else if (c != Collective::kLocalSlice && to.is_shard()) {
+      const auto d = static_cast<size_t>(to.dim());
+      s.local_shape[d] = local_shape(meta_.shape, after, mesh_)[d] * group;
+    }
     cur_[m] = to;
     int64_t numel = 1;
     for (int64_t d : s.local_shape) numel *= d;
@@ -108,6 +120,7 @@ class Planner {
   }
 
   TensorMeta meta_;
+  Sharding from_;
   Sharding cur_;
   const DeviceMesh& mesh_;
   std::vector<RedistStep> steps_;

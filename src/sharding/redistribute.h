@@ -48,6 +48,7 @@ struct RedistStep {
 
 struct RedistPlan {
   TensorMeta sent_meta;  // the tensor as communicated (the real view of a complex one)
+  Sharding from;         // the sharding the first step starts from
   std::vector<RedistStep> steps;
   double time_s = 0;
   double sent_bytes = 0;

@@ -27,6 +27,43 @@ std::string strategy_string(const NodeStrategies& ns, StrategyIdx s) {
   return out;
 }
 
+namespace {
+
+// Uneven shards (placement.h) are sound where the rule lines pieces up one
+// to one: on every mesh dim with an uneven shard, every tensor sharded there
+// has the same size in its sharded dim (so piece i of one is piece i of the
+// other: a view merging or splitting the dim, or grouped query heads against
+// key heads, or group norm's channels against its groups, differ), none is
+// an average of unequal pieces (P(avg)), and the op does not all-reduce
+// statistics over the pieces itself (sync: a synced batch norm counts equal
+// shards).
+bool uneven_pieces_line_up(std::span<const Sharding> candidate,
+                           std::span<const TensorMeta* const> inputs, std::span<const TensorMeta> outputs,
+                           const std::vector<DimOption>& dim_options, const std::vector<size_t>& digit,
+                           const DeviceMesh& mesh) {
+  const int num_out = static_cast<int>(outputs.size());
+  for (MeshDim m = 0; m < mesh.ndim(); ++m) {
+    bool uneven = false, avg = false;
+    int64_t common = -1;
+    bool same = true;
+    for (size_t t = 0; t < candidate.size(); ++t) {
+      const Placement p = candidate[t][m];
+      avg = avg || (p.is_partial() && p.reduce_op() == ReduceOp::kAvg);
+      if (!p.is_shard()) continue;
+      const Shape& shape = static_cast<int>(t) < num_out ? outputs[t].shape : inputs[t - outputs.size()]->shape;
+      const int64_t size = shape[static_cast<size_t>(p.dim())];
+      uneven = uneven || size % shard_count(candidate[t], mesh, p.dim()) != 0;
+      same = same && (common < 0 || common == size);
+      common = size;
+    }
+    if (!uneven) continue;
+    if (!same || avg || dim_options[digit[static_cast<size_t>(m)]].sync) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const> inputs,
                            std::span<const TensorMeta> outputs, const DeviceMesh& mesh,
                            const ShardingOptions& options) {
@@ -56,6 +93,9 @@ NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const
       const Shape& shape = t < num_out ? outputs[static_cast<size_t>(t)].shape
                                        : inputs[static_cast<size_t>(t - num_out)]->shape;
       valid = is_valid_sharding(shape, s, mesh, options);
+    }
+    if (valid && !options.even_only) {
+      valid = uneven_pieces_line_up(candidate, inputs, outputs, dim_options, digit, mesh);
     }
     if (valid) {
       ns.specs.insert(ns.specs.end(), candidate.begin(), candidate.end());
@@ -212,6 +252,7 @@ Expected<StrategyGraph> build_strategy_graph(const Graph& graph, const DeviceMes
   if (Status s = check_op_rules(graph); !s) return s.error();
   StrategyGraph sg;
   sg.mesh = mesh;
+  sg.sharding = options;
   sg.nodes.reserve(static_cast<size_t>(graph.size()));
   for (NodeId id = 0; id < graph.size(); ++id) {
     Expected<NodeStrategies> ns = node_strategies(graph, id, mesh, hw, options);

@@ -94,6 +94,7 @@ Expected<NodeStrategies> node_strategies(const Graph& graph, NodeId node, const 
 struct StrategyGraph {
   DeviceMesh mesh;
   std::vector<NodeStrategies> nodes;  // by NodeId
+  ShardingOptions sharding;           // what the strategies were enumerated under
 };
 
 // Fails listing every op of the graph that has no sharding rule (never a

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "fixtures.h"
 #include "sharding/placement.h"
 
@@ -70,12 +73,58 @@ TEST(Validity, DimSmallerThanItsShardCountIsNeverSharded) {
 
 TEST(Validity, EvenOnlyRejectsShardCountsThatDoNotDivide) {
   DeviceMesh mesh = mesh_of({2, 4});
-  EXPECT_TRUE(is_valid_sharding({6, 8}, sh("S(0)S(1)"), mesh));    // 6/2, 8/4
-  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(1)S(0)"), mesh));   // 6/4 is uneven
-  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(0)S(0)"), mesh));   // 6 into 8 shards
-  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(2)R"), mesh));      // no dim 2
-  EXPECT_FALSE(check_sharding({6, 8}, sh("S(1)S(0)"), mesh).ok());
-  EXPECT_TRUE(is_valid_sharding({6, 8}, sh("PR"), mesh));
+  const ShardingOptions even_only{.even_only = true};
+  EXPECT_TRUE(is_valid_sharding({6, 8}, sh("S(0)S(1)"), mesh, even_only));    // 6/2, 8/4
+  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(1)S(0)"), mesh, even_only));   // 6/4 is uneven
+  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(0)S(0)"), mesh, even_only));   // 6 into 8 shards
+  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(2)R"), mesh, even_only));      // no dim 2
+  Status why = check_sharding({6, 8}, sh("S(1)S(0)"), mesh, even_only);
+  ASSERT_FALSE(why.ok());
+  EXPECT_NE(why.error().message.find("--even-only"), std::string::npos) << why.error().message;
+  EXPECT_TRUE(is_valid_sharding({6, 8}, sh("PR"), mesh, even_only));
+}
+
+TEST(Validity, UnevenShardsAreTorchChunksPieces) {
+  // 10 over 4: pieces of ceil(10/4) = 3, the last one smaller: 3, 3, 3, 1.
+  EXPECT_EQ(padded_chunk(10, 4), 3);
+  std::vector<int64_t> starts, sizes;
+  for (int64_t i = 0; i < 4; ++i) starts.push_back(chunk_start(10, 4, i)), sizes.push_back(chunk_size(10, 4, i));
+  EXPECT_EQ(starts, (std::vector<int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 3, 1}));
+  // Even splits are unchanged.
+  EXPECT_EQ(chunk_size(12, 4, 3), 3);
+  EXPECT_EQ(chunk_start(12, 4, 2), 6);
+  // 5 over 4: ceil is 2, so pieces 2, 2, 1, 0: the last device would be empty.
+  EXPECT_EQ(chunk_size(5, 4, 3), 0);
+}
+
+TEST(Validity, UnevenShardsNeedOneSplitterAndEveryDeviceAPiece) {
+  DeviceMesh mesh = mesh_of({2, 4});
+  EXPECT_TRUE(is_valid_sharding({6, 10}, sh("S(0)S(1)"), mesh));   // 10 over 4: 3, 3, 3, 1
+  EXPECT_FALSE(is_valid_sharding({6, 8}, sh("S(1)S(0)"), mesh));   // 6 over 4: 2, 2, 2, 0
+  EXPECT_TRUE(is_valid_sharding({7, 8}, sh("S(0)R"), mesh));       // 7 over 2: 4, 3
+  EXPECT_FALSE(is_valid_sharding({5, 8}, sh("RS(0)"), mesh));      // 5 over 4: 2, 2, 1, 0
+  EXPECT_FALSE(is_valid_sharding({3, 8}, sh("RS(0)"), mesh));      // smaller than the mesh dim
+  EXPECT_FALSE(is_valid_sharding({12, 8}, sh("S(0)S(0)"), mesh));  // uneven over two mesh dims
+  EXPECT_TRUE(is_valid_sharding({16, 8}, sh("S(0)S(0)"), mesh));   // even over two is fine
+  for (auto [shape, text, reason] : {std::tuple{Shape{5, 8}, "RS(0)", "last device empty"},
+                                     std::tuple{Shape{12, 8}, "S(0)S(0)", "more than one mesh dim"},
+                                     std::tuple{Shape{3, 8}, "RS(0)", "smaller than the shard count"}}) {
+    Status why = check_sharding(shape, sh(text), mesh);
+    ASSERT_FALSE(why.ok()) << text;
+    EXPECT_NE(why.error().message.find(reason), std::string::npos) << why.error().message;
+  }
+}
+
+TEST(Validity, LocalShapeIsThePaddedPieceAndLocalShapeAtEachDevicesOwn) {
+  DeviceMesh mesh = mesh_of({2, 4});
+  const Sharding s = sh("S(1)S(0)");  // dim 0 (10) over 4 devices, dim 1 (7) over 2
+  EXPECT_TRUE(is_uneven({10, 7}, s, mesh));
+  EXPECT_FALSE(is_uneven({12, 8}, s, mesh));
+  EXPECT_EQ(local_shape({10, 7}, s, mesh), (Shape{3, 4}));
+  EXPECT_EQ(local_shape_at({10, 7}, s, mesh, {0, 0}), (Shape{3, 4}));
+  EXPECT_EQ(local_shape_at({10, 7}, s, mesh, {1, 3}), (Shape{1, 3}));
+  EXPECT_EQ(local_shape_at({10, 7}, s, mesh, {1, 2}), (Shape{3, 3}));
 }
 
 TEST(Validity, LocalShapeDividesEachShardedDimByItsShardCount) {

@@ -91,6 +91,38 @@ TEST(Strategies, GraphWithAnOpWithoutStrategiesIsNotSilentlyReplicated) {
   for (const NodeStrategies& ns : sg->nodes) EXPECT_GT(ns.size(), 0);
 }
 
+std::vector<std::string> strategies_under(const Graph& g, NodeId id, const DeviceMesh& mesh, bool even_only) {
+  Expected<NodeStrategies> ns = node_strategies(g, id, mesh, round_device(), ShardingOptions{.even_only = even_only});
+  std::vector<std::string> out;
+  for (StrategyIdx s = 0; s < ns->size(); ++s) out.push_back(strategy_string(*ns, s));
+  return out;
+}
+
+// Uneven pieces are sound only where piece i of every tensor sharded on the
+// mesh dim is the same slice of the same dim size (strategy.cc).
+TEST(Strategies, UnevenShardsOnlyWherePiecesLineUp) {
+  Graph g;
+  DeviceMesh mesh = mesh_of({3});
+  NodeId a = g.add_placeholder("a", PlaceholderKind::kInput, {{4, 10}, DType::f32});
+  NodeId b = g.add_placeholder("b", PlaceholderKind::kParam, {{10, 8}, DType::f32});
+  NodeId mm = *g.add(OpId::kMm, {a, b});
+  // k = 10 over 3 (4, 4, 2) on both operands: the partial sums line up.
+  EXPECT_TRUE(contains(strategies_under(g, mm, mesh, false), "S(1),S(0)->P"));
+  EXPECT_FALSE(contains(strategies_under(g, mm, mesh, true), "S(1),S(0)->P"));
+  // A sum over the uneven dim is a pending sum; a mean would average unequal pieces.
+  NodeId sum = *g.add(OpId::kSumDimIntList, {a}, {{"dim", std::vector<int64_t>{1}}});
+  EXPECT_TRUE(contains(strategies_under(g, sum, mesh, false), "S(1)->P"));
+  NodeId mean = *g.add(OpId::kMeanDim, {a}, {{"dim", std::vector<int64_t>{1}}, {"keepdim", true}});
+  for (const std::string& s : strategies_under(g, mean, mesh, false)) {
+    EXPECT_EQ(s.find("S(1)->"), std::string::npos) << s;
+  }
+  // A view splitting the uneven dim 20 into 5 x 4: piece i of 20 is not piece i of 5.
+  NodeId c = g.add_placeholder("c", PlaceholderKind::kInput, {{6, 20}, DType::f32});
+  NodeId view = *g.add(OpId::kView, {c}, {{"size", std::vector<int64_t>{6, 5, 4}}});
+  EXPECT_FALSE(contains(strategies_under(g, view, mesh, false), "S(1)->S(1)"));
+  EXPECT_TRUE(contains(strategies_under(g, view, mesh, false), "S(0)->S(0)"));  // 6 over 3
+}
+
 TEST(EdgeCosts, MatrixHoldsTheRedistributionFromEachProducerToEachConsumerStrategy) {
   Graph g;
   NodeId a = g.add_placeholder("a", PlaceholderKind::kInput, {{8, 16}, DType::f32});

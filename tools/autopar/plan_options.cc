@@ -95,6 +95,9 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                "(exact where sharing was not: llama3-8b b32 s8192 8x8 685.202 ms in 3.8 s instead "
                "of 686.005 ms in 1.4 s)")
       ->excludes("--no-share-layers");
+  app.add_flag("--even-only", o.even_only,
+               "Shard a dim only where the mesh dim divides it (by default a dim may split into "
+               "torch.chunk's uneven pieces, costed at the padded size; docs/sharding.md)");
   app.add_flag("--fold-followers", o.fold_followers,
                "Merge views and unary pointwise ops into their producer's ILP variables: a faster "
                "solve for the largest models, not exact (llama3-8b 8x8: +2.3% step time)");
@@ -168,6 +171,7 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   options.dump_ilp_path = cli.dump_ilp;
   options.share_layers = !cli.no_share_layers;
   options.own_end_layers = cli.own_end_layers;
+  options.sharding.even_only = cli.even_only;
   options.fold_followers = cli.fold_followers;
   options.pair_activation_grads = cli.pair_activation_grads;
   options.mesh_solve = *parse_mesh_solve(cli.mesh_solve);

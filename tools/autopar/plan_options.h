@@ -34,6 +34,7 @@ struct PlanCliOptions {
   std::string dump_ilp;
   bool no_share_layers = false;
   bool own_end_layers = false;
+  bool even_only = false;
   bool quiet = false;  // --quiet: no solver progress line on a terminal
   bool fold_followers = false;
   bool pair_activation_grads = false;
