@@ -69,7 +69,7 @@ Expected<std::vector<at::Tensor>> run_planned_node(NodeId v, const std::vector<a
     std::vector<TensorMeta> local;
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const Sharding& sh = ns.output(s, static_cast<int>(o));
-      local.push_back({local_shape(node.outputs[o].shape, sh, mesh.mesh()), node.outputs[o].dtype});
+      local.push_back({local_shape_at(node.outputs[o].shape, sh, mesh.mesh(), mesh.coordinate()), node.outputs[o].dtype});
       kernel.output_offsets.push_back(shard_offsets(node.outputs[o].shape, sh, mesh.mesh(), mesh.coordinate()));
     }
     Expected<std::vector<at::Tensor>> out = run_kernel(node, inputs, local, kernel);

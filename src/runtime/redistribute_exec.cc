@@ -14,6 +14,11 @@ struct StepContext {
   Tracer* tracer = nullptr;
   const RedistStep& step;
   const std::string& tensor;
+  // The size of the step's from and to shard dims across this mesh dim's
+  // group (the whole dim unless another mesh dim splits it too): torch.chunk's
+  // pieces of it are the group's shards (placement.h). 0: not a shard.
+  int64_t from_size = 0;
+  int64_t to_size = 0;
   // B of the collective the step ran (comm_cost.h), for its trace event,
   // which spans the whole step: packing, the transfer and unpacking.
   mutable double bytes = 0;
@@ -34,25 +39,50 @@ Expected<DType> wire_dtype(const at::Tensor& x) {
   }
 }
 
-
-// A shard step splits a local dim evenly or refuses: at::chunk would quietly
-// hand out unequal or missing blocks (a plan passing through a sharding finer
-// than the dim divides).
-Status check_splits(const at::Tensor& x, int dim, int64_t group) {
-  if (dim < x.dim() && x.size(dim) % group == 0) return ok_status();
-  return make_error("cannot split local dim {} of shape [{}] into {} equal shards (an invalid "
-                    "sharding on the way; please report it with the plan)",
-                    dim, fmt::join(x.sizes(), ", "), group);
+// A local dim of `have` elements must be the piece of a `size` dim the step
+// expects: the whole dim, or this rank's torch.chunk piece of it. Anything
+// else is a plan passing through a sharding finer than the dim allows.
+Status check_size(const at::Tensor& x, int dim, int64_t have, int64_t expected) {
+  if (have == expected) return ok_status();
+  return make_error("local dim {} of shape [{}] holds {} elements where the step expects {} (an invalid sharding "
+                    "on the way; please report it with the plan)",
+                    dim, fmt::join(x.sizes(), ", "), have, expected);
 }
 
-// Splits x along dim into the group's blocks, stacked as [group, ...] contiguous.
-Expected<at::Tensor> blocks_along(const at::Tensor& x, int dim, int64_t group) {
-  if (Status s = check_splits(x, dim, group); !s) return s.error();
-  return at::stack(x.chunk(group, dim), 0).contiguous();
+// x grown along dim to `size` with zeros (collectives send equal pieces).
+at::Tensor pad_to(const at::Tensor& x, int dim, int64_t size) {
+  if (x.size(dim) == size) return x;
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape[static_cast<size_t>(dim)] = size - x.size(dim);
+  return at::cat({x, at::zeros(shape, x.options())}, dim);
+}
+
+// x's whole dim `dim` (of `size` elements) as the group's pieces, each padded
+// to ceil(size / group), stacked as [group, ...] contiguous.
+Expected<at::Tensor> blocks_along(const at::Tensor& x, int dim, int64_t size, const StepContext& ctx) {
+  if (dim >= x.dim()) return make_error("cannot split dim {} of a rank-{} tensor", dim, x.dim());
+  if (Status s = check_size(x, dim, x.size(dim), size);  !s) return s.error();
+  const int64_t piece = padded_chunk(size, ctx.group);
+  return at::stack(pad_to(x, dim, piece * ctx.group).chunk(ctx.group, dim), 0).contiguous();
+}
+
+// The group's padded pieces (recv: [group, ...]) joined along dim into the
+// whole `size` elements, each piece cut to its true size.
+at::Tensor join_pieces(const at::Tensor& recv, int dim, int64_t size, int64_t group) {
+  std::vector<at::Tensor> parts;
+  for (int64_t j = 0; j < group; ++j) {
+    at::Tensor part = recv[j];
+    const int64_t keep = chunk_size(size, group, j);
+    parts.push_back(keep == part.size(dim) ? part : part.narrow(dim, 0, keep));
+  }
+  return at::cat(parts, dim);
 }
 
 Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext& ctx) {
-  at::Tensor send = x.contiguous();
+  if (Status s = check_size(x, dim, x.size(dim), chunk_size(ctx.from_size, ctx.group, ctx.me)); !s) {
+    return s.error();
+  }
+  at::Tensor send = pad_to(x, dim, padded_chunk(ctx.from_size, ctx.group)).contiguous();
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   std::vector<int64_t> sizes{ctx.group};
@@ -61,7 +91,7 @@ Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext&
   ctx.bytes = static_cast<double>(recv.nbytes());
   Status s = ctx.comm.all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), *dt);
   if (!s) return s.error();
-  return at::cat(recv.unbind(0), dim);
+  return join_pieces(recv, dim, ctx.from_size, ctx.group);
 }
 
 Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
@@ -75,7 +105,7 @@ Expected<at::Tensor> all_reduce(const at::Tensor& x, const StepContext& ctx) {
 }
 
 Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepContext& ctx) {
-  Expected<at::Tensor> blocks = blocks_along(x, dim, ctx.group);
+  Expected<at::Tensor> blocks = blocks_along(x, dim, ctx.to_size, ctx);
   if (!blocks) return blocks.error();
   at::Tensor send = std::move(*blocks);
   Expected<DType> dt = wire_dtype(send);
@@ -84,12 +114,19 @@ Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepCont
   ctx.bytes = static_cast<double>(send.nbytes());
   Status s = ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
   if (!s) return s.error();
-  return recv;
+  // A smaller uneven piece is copied out: a view would hold the padded buffer.
+  const int64_t keep = chunk_size(ctx.to_size, ctx.group, ctx.me);
+  return keep == recv.size(dim) ? recv : recv.narrow(dim, 0, keep).clone();
 }
 
 Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
                                 const StepContext& ctx) {
-  Expected<at::Tensor> blocks = blocks_along(x, to_dim, ctx.group);
+  if (Status s = check_size(x, from_dim, x.size(from_dim), chunk_size(ctx.from_size, ctx.group, ctx.me)); !s) {
+    return s.error();
+  }
+  // Every rank sends equal blocks: its from-dim piece padded, cut along to_dim.
+  at::Tensor padded = pad_to(x, from_dim, padded_chunk(ctx.from_size, ctx.group));
+  Expected<at::Tensor> blocks = blocks_along(padded, to_dim, ctx.to_size, ctx);
   if (!blocks) return blocks.error();
   at::Tensor send = std::move(*blocks);
   Expected<DType> dt = wire_dtype(send);
@@ -98,7 +135,10 @@ Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
   ctx.bytes = static_cast<double>(send.nbytes());
   Status s = ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
   if (!s) return s.error();
-  return at::cat(recv.unbind(0), from_dim);
+  // Block j: rank j's from-dim piece of my to-dim piece.
+  at::Tensor joined = join_pieces(recv, from_dim, ctx.from_size, ctx.group);
+  const int64_t keep = chunk_size(ctx.to_size, ctx.group, ctx.me);
+  return keep == joined.size(to_dim) ? joined : joined.narrow(to_dim, 0, keep).clone();
 }
 
 // No communication: from what the collective left (`have`) to the step's target.
@@ -115,8 +155,11 @@ Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement
     }
   }
   if (have.is_replicate() && want.is_shard()) {
-    if (Status s = check_splits(x, want.dim(), ctx.group); !s) return s.error();
-    return x.chunk(ctx.group, want.dim())[static_cast<size_t>(ctx.me)].contiguous();
+    const int dim = want.dim();
+    if (dim >= x.dim()) return make_error("cannot slice dim {} of a rank-{} tensor", dim, x.dim());
+    if (Status s = check_size(x, dim, x.size(dim), ctx.to_size); !s) return s.error();
+    return x.narrow(dim, chunk_start(ctx.to_size, ctx.group, ctx.me), chunk_size(ctx.to_size, ctx.group, ctx.me))
+        .contiguous();
   }
   if (have.is_replicate() && want.is_partial()) {
     // Sum: one rank holds the value; avg/max/min: every rank does.
@@ -189,9 +232,22 @@ Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const Redis
   const bool complex = local.is_complex();
   at::Tensor x = complex ? at::view_as_real(local.resolve_conj().contiguous()) : local;
   bool owned = false;  // x is a step's result, not the operand
+  Sharding state = plan.from;
+  // A shard dim's size across mesh dim m's group: the whole dim divided by
+  // the other mesh dims splitting it now (evenly: uneven dims have one).
+  auto group_size = [&](Placement p, MeshDim m) -> int64_t {
+    if (!p.is_shard()) return 0;
+    int64_t size = plan.sent_meta.shape[static_cast<size_t>(p.dim())];
+    for (MeshDim k = 0; k < state.ndim; ++k) {
+      if (k != m && state[k].is_shard() && state[k].dim() == p.dim()) size /= mesh.mesh().size(k);
+    }
+    return size;
+  };
   for (const RedistStep& step : plan.steps) {
     StepContext ctx{mesh.dim(step.mesh_dim), mesh.mesh().size(step.mesh_dim),
-                    mesh.coordinate(step.mesh_dim), tracer, step, tensor};
+                    mesh.coordinate(step.mesh_dim), tracer, step, tensor,
+                    group_size(step.from, step.mesh_dim), group_size(step.to, step.mesh_dim)};
+    state[step.mesh_dim] = step.to;
     Expected<at::Tensor> y = run_step(x, ctx);
     if (!y) {
       return make_error("redistributing {} ({}): {}", tensor, to_string(step, mesh.mesh()),
@@ -218,7 +274,7 @@ Status all_reduce_in_place(at::Tensor& t, const SpmdMesh& mesh, MeshDim m, Trace
   RedistStep step;
   step.collective = Collective::kAllReduce;
   step.mesh_dim = m;
-  StepContext ctx{mesh.dim(m), mesh.mesh().size(m), mesh.coordinate(m), tracer, step, tensor};
+  StepContext ctx{mesh.dim(m), mesh.mesh().size(m), mesh.coordinate(m), tracer, step, tensor, 0, 0};
   double start = tracer ? tracer->now_us() : 0;
   Expected<at::Tensor> sum = all_reduce(t, ctx);
   if (tracer) tracer->collective(step.collective, m, ctx.bytes, tensor, start, tracer->now_us());

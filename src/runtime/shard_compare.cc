@@ -1,5 +1,6 @@
 #include "runtime/shard_compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -33,7 +34,15 @@ Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const Ten
     if (!reduced) return reduced.error();
     block = std::move(*reduced);
   }
-  at::Tensor send = as_doubles(block);
+  // Uneven blocks differ in size: every rank sends its element count, then
+  // its values zero-padded to the largest block (the plan's padded one).
+  at::Tensor values = as_doubles(block).reshape({-1});
+  int64_t largest = 1;
+  for (int64_t d : local_shape(communicated_meta(meta).shape, summed, mesh.mesh())) largest *= d;
+  largest = std::max(largest, values.numel());
+  at::Tensor send = at::zeros({1 + largest}, values.options());
+  send[0] = static_cast<double>(values.numel());
+  send.narrow(0, 1, values.numel()).copy_(values);
   const int ranks = mesh.world().size();
   at::Tensor recv = at::empty({ranks, send.numel()}, send.options());
   if (Status s = mesh.world().all_gather(send.data_ptr(), recv.data_ptr(), send.numel(), DType::f64); !s) {
@@ -48,8 +57,9 @@ Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const Ten
     at::Tensor expect = as_doubles(*want);
     double error = std::numeric_limits<double>::infinity();
     double tol = tolerance.atol;
-    if (expect.numel() == send.numel()) {
-      at::Tensor got = recv[r].view(expect.sizes());
+    const auto count = static_cast<int64_t>(recv[r][0].item<double>());
+    if (expect.numel() == count && count <= largest) {
+      at::Tensor got = recv[r].narrow(0, 1, count).view(expect.sizes());
       error = expect.numel() == 0 ? 0 : (got - expect).abs().max().item<double>();
       if (expect.numel() > 0) tol += tolerance.rtol * expect.abs().max().item<double>();
     }

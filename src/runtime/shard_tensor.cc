@@ -82,8 +82,7 @@ std::vector<int64_t> shard_offsets(const Shape& full_shape, const Sharding& shar
   for (size_t d = 0; d < full_shape.size(); ++d) {
     int64_t count = shard_count(sharding, mesh, static_cast<int>(d));
     if (count > 1) {
-      offsets[d] =
-          chunk_index(sharding, mesh, coord, static_cast<int>(d)) * (full_shape[d] / count);
+      offsets[d] = chunk_start(full_shape[d], count, chunk_index(sharding, mesh, coord, static_cast<int>(d)));
     }
   }
   return offsets;
@@ -104,7 +103,10 @@ Expected<at::Tensor> local_shard(const at::Tensor& full, const Sharding& shardin
   std::vector<int64_t> offsets = shard_offsets(shape, sharding, mesh, coord);
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t count = shard_count(sharding, mesh, static_cast<int>(d));
-    if (count > 1) local = local.narrow(static_cast<int64_t>(d), offsets[d], shape[d] / count);
+    if (count > 1) {
+      int64_t size = chunk_size(shape[d], count, chunk_index(sharding, mesh, coord, static_cast<int>(d)));
+      local = local.narrow(static_cast<int64_t>(d), offsets[d], size);
+    }
   }
   for (MeshDim m = 0; m < mesh.ndim(); ++m) {
     Placement p = sharding[m];

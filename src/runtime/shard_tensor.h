@@ -29,7 +29,8 @@ using MeshCoord = std::vector<int64_t>;
 MeshCoord mesh_coordinate(const DeviceMesh& mesh, int64_t device);
 int64_t device_index(const DeviceMesh& mesh, const MeshCoord& coord);
 
-// Where the device's shard starts in the full tensor, per tensor dim.
+// Where the device's shard starts in the full tensor, per tensor dim (uneven
+// dims in torch.chunk's pieces, placement.h).
 std::vector<int64_t> shard_offsets(const Shape& full_shape, const Sharding& sharding,
                                    const DeviceMesh& mesh, const MeshCoord& coord);
 

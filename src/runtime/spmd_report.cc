@@ -145,8 +145,12 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
   double mine = tracer.peak_bytes();
   std::vector<double> peaks(static_cast<size_t>(world.size()));
   if (Status s = world.all_gather(&mine, peaks.data(), 1, DType::f64); !s) return s.error();
+  // Each rank's own prediction: uneven shards leave some ranks smaller pieces.
   const double predicted = plan.summary.memory.peak;
-  const std::vector<double> predictions(peaks.size(), predicted);
+  double my_prediction = predicted;
+  if (plan.summary.uneven_nodes > 0) my_prediction = plan_memory(graph, plan, &mesh.coordinate()).peak_bytes;
+  std::vector<double> predictions(peaks.size());
+  if (Status s = world.all_gather(&my_prediction, predictions.data(), 1, DType::f64); !s) return s.error();
   const PeakCheck memory = check_peaks(peaks, predictions, options.memory_tolerance);
   result.memory_error = memory.error;
   // Every check (--check, --check-against-torch) holds the plan to its memory promise.
@@ -178,6 +182,11 @@ Status finish_report(const Graph& graph, const Plan& plan, const SpmdMesh& mesh,
   fmt::print("peak memory per rank {:.3f} MiB (held tensors, largest rank), plan predicts {:.3f} MiB "
              "({:+.2f}%); ranks: {}\n",
              mib(largest), mib(predicted), (largest - predicted) / predicted * 100, per_rank);
+  if (std::any_of(predictions.begin(), predictions.end(), [&](double p) { return p != predicted; })) {
+    std::string each;
+    for (size_t r = 0; r < predictions.size(); ++r) each += fmt::format("{}{:.3f}", r ? " " : "", mib(predictions[r]));
+    fmt::print("  predicted per rank (uneven shards: each rank's own pieces): {}\n", each);
+  }
   if (checking) {
     fmt::print("memory check: largest |measured - predicted| {:.2f}% of the prediction, tolerance "
                "{:g}%: {}\n",

@@ -251,11 +251,11 @@ void print_check_line(const Comparison& c, const CheckTolerance& tol) {
 
 // position,node,op,predicted_bytes,measured_bytes: where the memory model and
 // this rank disagree, node by node.
-Status write_memory_by_node(const Graph& graph, const Plan& plan, const SpmdExecutor& exec,
+Status write_memory_by_node(const Graph& graph, const Plan& plan, const SpmdMesh& mesh, const SpmdExecutor& exec,
                             const Tracer& tracer, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return make_error("cannot write {}", path);
-  MemoryTimeline predicted = plan_memory(graph, plan);
+  MemoryTimeline predicted = plan_memory(graph, plan, &mesh.coordinate());
   // Between steps a rank holds its placeholders (node_peaks' placeholder
   // entries) and what the tracer holds besides them: the optimizer state.
   double besides = tracer.live_bytes() - exec.node_peaks().front();
@@ -358,8 +358,11 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
     // per-op and per-collective tables, like the step time, leave it out.
     if (k == 1 && options.steps > 1) tracer.reset_tallies();
   }
-  if (root && !options.memory_by_node_path.empty()) {
-    if (Status s = write_memory_by_node(graph, plan, exec, tracer, options.memory_by_node_path); !s) {
+  if (!options.memory_by_node_path.empty()) {
+    // Rank 0 writes FILE, rank r FILE.rank<r>: uneven shards differ by rank.
+    const std::string path =
+        options.memory_by_node_path + (root ? "" : fmt::format(".rank{}", mesh.world().rank()));
+    if (Status s = write_memory_by_node(graph, plan, mesh, exec, tracer, path); !s) {
       return s.error();
     }
   }

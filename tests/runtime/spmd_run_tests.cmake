@@ -29,6 +29,19 @@ spmd_run(llama_2x2_tp_sp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline tp-sp)
 spmd_run(llama_2x2_fsdp_tp ok 4 check 180 ${LLAMA} --mesh 2x2 --baseline fsdp-tp)
 spmd_run(llama_2x4_fsdp_tp ok 8 check 240 ${LLAMA} --mesh 2x4 --baseline fsdp-tp)
 
+# Uneven shards (docs/sharding.md): on 3 ranks seq 16, dim 256 and vocab 2048
+# split 6/6/4, 86/86/84 and 683/683/682; the solver's plan holds dozens of
+# nodes so, and the check (values, every rank's memory against its own
+# prediction, comm bytes) must pass. 2x3 puts them beside an even mesh dim.
+set(UNEVEN "run: .*, [0-9]+ nodes on uneven shards")
+spmd_run(llama_3_uneven ok 3 ${UNEVEN} 180 ${LLAMA} --mesh 3)
+spmd_run(llama_2x3_uneven ok 6 ${UNEVEN} 240 ${LLAMA} --mesh 2x3)
+# SGD: AdamW's first update is lr * g / (|g| + eps), so a gradient element of
+# rounding noise (1e-9 where the single process has 0) moves its parameter by
+# up to lr; with seed 0 that breaks the step-2 check of tok_embeddings on
+# rank 2 (3.7e-4; 1.7e-7 under SGD), as mlp_2_fsdp does.
+spmd_run(llama_3_fsdp_uneven ok 3 ${UNEVEN} 180 ${LLAMA} --mesh 3 --baseline fsdp --optimizer sgd)
+
 # An imported-style graph with generic aten ops (triu, run through libtorch's
 # dispatcher), a constant, and two buffers the step updates (one of them from a
 # batch mean, Partial under a batch shard): the check compares each update.

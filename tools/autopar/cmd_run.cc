@@ -140,9 +140,12 @@ int run_run(RunCommandOptions& o) {
     std::optional<Optimizer> kind = parse_optimizer(o.plan.optimizer);
     if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", o.plan.optimizer));
     if (rank == 0) {
-      fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}\n",
+      fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}{}\n",
                  graph->name, mesh_shape_string(plan->mesh), world.size(), plan->label, o.steps,
-                 optimizer_name(*kind), o.lr, o.seed);
+                 optimizer_name(*kind), o.lr, o.seed,
+                 plan->summary.uneven_nodes > 0
+                     ? fmt::format(", {} nodes on uneven shards", plan->summary.uneven_nodes)
+                     : "");
       std::fflush(stdout);
     }
     SpmdRunOptions run;
@@ -202,8 +205,9 @@ Command add_run_command(CLI::App& parent) {
       ->type_name("DIR");
   app->add_option("--trace", o->trace, "Write a Chrome trace of every rank")->type_name("FILE");
   app->add_option("--memory-by-node", o->memory_by_node,
-                  "Write each node's predicted and measured (rank 0, last step) bytes held while "
-                  "it runs, as CSV (finds where a memory prediction is off)")
+                  "Write each node's predicted and measured (last step) bytes held while it runs, "
+                  "as CSV: rank 0 to FILE, rank r to FILE.rank<r> (finds where a memory prediction "
+                  "is off)")
       ->type_name("FILE");
   // Hidden: fault injection for tests.
   app->add_option("--fail-at-node", o->faults.fail_at_node)->group("");
