@@ -126,18 +126,8 @@ void summarise_generic_ops(const Graph& graph, Plan& plan) {
 void count_uneven_nodes(const Graph& graph, Plan& plan) {
   int32_t count = 0;
   for (NodeId v = 0; v < graph.size(); ++v) {
-    const Node& node = graph.node(v);
-    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
-    const StrategyIdx s = plan.choice[static_cast<size_t>(v)];
-    bool uneven = false;
-    for (size_t o = 0; o < node.outputs.size() && !uneven; ++o) {
-      uneven = is_uneven(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), plan.mesh);
-    }
-    for (size_t i = 0; i < node.inputs.size() && !uneven; ++i) {
-      uneven = is_uneven(input_meta(graph, v, static_cast<int>(i)).shape, ns.input(s, static_cast<int>(i)),
-                         plan.mesh);
-    }
-    count += uneven;
+    count += strategy_is_uneven(graph, v, plan.strategies.nodes[static_cast<size_t>(v)],
+                                plan.choice[static_cast<size_t>(v)], plan.mesh);
   }
   plan.summary.uneven_nodes = count;
 }

@@ -42,11 +42,11 @@ Expected<DType> wire_dtype(const at::Tensor& x) {
 // A local dim of `have` elements must be the piece of a `size` dim the step
 // expects: the whole dim, or this rank's torch.chunk piece of it. Anything
 // else is a plan passing through a sharding finer than the dim allows.
-Status check_size(const at::Tensor& x, int dim, int64_t have, int64_t expected) {
-  if (have == expected) return ok_status();
+Status check_size(const at::Tensor& x, int dim, int64_t expected) {
+  if (x.size(dim) == expected) return ok_status();
   return make_error("local dim {} of shape [{}] holds {} elements where the step expects {} (an invalid sharding "
                     "on the way; please report it with the plan)",
-                    dim, fmt::join(x.sizes(), ", "), have, expected);
+                    dim, fmt::join(x.sizes(), ", "), x.size(dim), expected);
 }
 
 // x grown along dim to `size` with zeros (collectives send equal pieces).
@@ -57,11 +57,26 @@ at::Tensor pad_to(const at::Tensor& x, int dim, int64_t size) {
   return at::cat({x, at::zeros(shape, x.options())}, dim);
 }
 
+// This rank's piece of a `size` dim (checked), zero-padded to the group's
+// equal piece for sending.
+Expected<at::Tensor> padded_piece(const at::Tensor& x, int dim, int64_t size, const StepContext& ctx) {
+  if (dim >= x.dim()) return make_error("cannot send dim {} of a rank-{} tensor", dim, x.dim());
+  if (Status s = check_size(x, dim, chunk_size(size, ctx.group, ctx.me)); !s) return s.error();
+  return pad_to(x, dim, padded_chunk(size, ctx.group));
+}
+
+// A received padded piece cut to this rank's true piece of a `size` dim,
+// copied out so it does not hold the padded buffer.
+at::Tensor own_piece(const at::Tensor& t, int dim, int64_t size, const StepContext& ctx) {
+  const int64_t keep = chunk_size(size, ctx.group, ctx.me);
+  return keep == t.size(dim) ? t : t.narrow(dim, 0, keep).clone();
+}
+
 // x's whole dim `dim` (of `size` elements) as the group's pieces, each padded
 // to ceil(size / group), stacked as [group, ...] contiguous.
 Expected<at::Tensor> blocks_along(const at::Tensor& x, int dim, int64_t size, const StepContext& ctx) {
   if (dim >= x.dim()) return make_error("cannot split dim {} of a rank-{} tensor", dim, x.dim());
-  if (Status s = check_size(x, dim, x.size(dim), size);  !s) return s.error();
+  if (Status s = check_size(x, dim, size); !s) return s.error();
   const int64_t piece = padded_chunk(size, ctx.group);
   return at::stack(pad_to(x, dim, piece * ctx.group).chunk(ctx.group, dim), 0).contiguous();
 }
@@ -79,10 +94,9 @@ at::Tensor join_pieces(const at::Tensor& recv, int dim, int64_t size, int64_t gr
 }
 
 Expected<at::Tensor> all_gather(const at::Tensor& x, int dim, const StepContext& ctx) {
-  if (Status s = check_size(x, dim, x.size(dim), chunk_size(ctx.from_size, ctx.group, ctx.me)); !s) {
-    return s.error();
-  }
-  at::Tensor send = pad_to(x, dim, padded_chunk(ctx.from_size, ctx.group)).contiguous();
+  Expected<at::Tensor> piece = padded_piece(x, dim, ctx.from_size, ctx);
+  if (!piece) return piece.error();
+  at::Tensor send = piece->contiguous();
   Expected<DType> dt = wire_dtype(send);
   if (!dt) return dt.error();
   std::vector<int64_t> sizes{ctx.group};
@@ -114,19 +128,15 @@ Expected<at::Tensor> reduce_scatter(const at::Tensor& x, int dim, const StepCont
   ctx.bytes = static_cast<double>(send.nbytes());
   Status s = ctx.comm.reduce_scatter_sum(send.data_ptr(), recv.data_ptr(), recv.numel(), *dt);
   if (!s) return s.error();
-  // A smaller uneven piece is copied out: a view would hold the padded buffer.
-  const int64_t keep = chunk_size(ctx.to_size, ctx.group, ctx.me);
-  return keep == recv.size(dim) ? recv : recv.narrow(dim, 0, keep).clone();
+  return own_piece(recv, dim, ctx.to_size, ctx);
 }
 
 Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
                                 const StepContext& ctx) {
-  if (Status s = check_size(x, from_dim, x.size(from_dim), chunk_size(ctx.from_size, ctx.group, ctx.me)); !s) {
-    return s.error();
-  }
   // Every rank sends equal blocks: its from-dim piece padded, cut along to_dim.
-  at::Tensor padded = pad_to(x, from_dim, padded_chunk(ctx.from_size, ctx.group));
-  Expected<at::Tensor> blocks = blocks_along(padded, to_dim, ctx.to_size, ctx);
+  Expected<at::Tensor> padded = padded_piece(x, from_dim, ctx.from_size, ctx);
+  if (!padded) return padded.error();
+  Expected<at::Tensor> blocks = blocks_along(*padded, to_dim, ctx.to_size, ctx);
   if (!blocks) return blocks.error();
   at::Tensor send = std::move(*blocks);
   Expected<DType> dt = wire_dtype(send);
@@ -136,9 +146,7 @@ Expected<at::Tensor> all_to_all(const at::Tensor& x, int from_dim, int to_dim,
   Status s = ctx.comm.all_to_all(send.data_ptr(), recv.data_ptr(), send.numel() / ctx.group, *dt);
   if (!s) return s.error();
   // Block j: rank j's from-dim piece of my to-dim piece.
-  at::Tensor joined = join_pieces(recv, from_dim, ctx.from_size, ctx.group);
-  const int64_t keep = chunk_size(ctx.to_size, ctx.group, ctx.me);
-  return keep == joined.size(to_dim) ? joined : joined.narrow(to_dim, 0, keep).clone();
+  return own_piece(join_pieces(recv, from_dim, ctx.from_size, ctx.group), to_dim, ctx.to_size, ctx);
 }
 
 // No communication: from what the collective left (`have`) to the step's target.
@@ -157,7 +165,7 @@ Expected<at::Tensor> local_change(const at::Tensor& x, Placement have, Placement
   if (have.is_replicate() && want.is_shard()) {
     const int dim = want.dim();
     if (dim >= x.dim()) return make_error("cannot slice dim {} of a rank-{} tensor", dim, x.dim());
-    if (Status s = check_size(x, dim, x.size(dim), ctx.to_size); !s) return s.error();
+    if (Status s = check_size(x, dim, ctx.to_size); !s) return s.error();
     return x.narrow(dim, chunk_start(ctx.to_size, ctx.group, ctx.me), chunk_size(ctx.to_size, ctx.group, ctx.me))
         .contiguous();
   }

@@ -128,6 +128,20 @@ const TensorMeta& input_meta(const Graph& graph, NodeId node, int input) {
   return producer.outputs[static_cast<size_t>(producer_output_index(graph, node, input))];
 }
 
+bool strategy_is_uneven(const Graph& graph, NodeId node, const NodeStrategies& ns, StrategyIdx s,
+                        const DeviceMesh& mesh) {
+  const Node& n = graph.node(node);
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    if (is_uneven(n.outputs[o].shape, ns.output(s, static_cast<int>(o)), mesh)) return true;
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (is_uneven(input_meta(graph, node, static_cast<int>(i)).shape, ns.input(s, static_cast<int>(i)), mesh)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 std::vector<const TensorMeta*> input_metas(const Graph& graph, NodeId node) {

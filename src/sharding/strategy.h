@@ -77,6 +77,10 @@ NodeStrategies expand_rule(const OpRule& rule, std::span<const TensorMeta* const
 // index when the node is a getitem, else 0) and the tensor's metadata.
 int producer_output_index(const Graph& graph, NodeId node, int input);
 const TensorMeta& input_meta(const Graph& graph, NodeId node, int input);
+// Whether strategy s of `node` holds some result or operand in uneven pieces
+// (placement.h).
+bool strategy_is_uneven(const Graph& graph, NodeId node, const NodeStrategies& ns, StrategyIdx s,
+                        const DeviceMesh& mesh);
 
 // One node's rule (errors name the node).
 Expected<OpRule> node_rule(const Graph& graph, NodeId node);

@@ -235,21 +235,6 @@ std::vector<at::Tensor> full_inputs(const Graph& graph, NodeId id) {
   return in;
 }
 
-// Whether strategy s shards some operand or result into unequal pieces.
-bool has_uneven_shard(const Graph& graph, NodeId id, const NodeStrategies& ns, StrategyIdx s,
-                      const DeviceMesh& mesh) {
-  const Node& node = graph.node(id);
-  for (size_t o = 0; o < node.outputs.size(); ++o) {
-    if (is_uneven(node.outputs[o].shape, ns.output(s, static_cast<int>(o)), mesh)) return true;
-  }
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (is_uneven(input_meta(graph, id, static_cast<int>(i)).shape, ns.input(s, static_cast<int>(i)), mesh)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Every strategy of one fixture (only those with an uneven shard when
 // uneven_only); returns the number checked and appends
 // "op strategy: why" lines for the ones that disagree.
@@ -267,7 +252,7 @@ int sweep_fixture(const testing::OpFixture& fx, const DeviceMesh& mesh, const Ha
   std::string name(node_op_name(g.node(fx.node)));
   int checked = 0;
   for (StrategyIdx s = 0; s < ns->size(); ++s) {
-    if (uneven_only && !has_uneven_shard(g, fx.node, *ns, s, mesh)) continue;
+    if (uneven_only && !strategy_is_uneven(g, fx.node, *ns, s, mesh)) continue;
     ++checked;
     if (covered) covered->insert(name);
     std::string why;
