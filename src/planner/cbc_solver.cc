@@ -336,6 +336,78 @@ Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptio
   return s;
 }
 
+// One solve of the reduced problem with the memory rows it holds now. Fills s
+// (status, bound, message) and choice; false when there is no answer to go
+// on with (infeasible or stopped without one: s says why). Stats add up over
+// rounds; the time limit counts from solve_start.
+Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
+                           const Assignment& incumbent,
+                           std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
+                           Solution& s, std::vector<int32_t>& choice) {
+  auto start = std::chrono::steady_clock::now();
+  IlpModel m = build_ilp(r, IlpObjective::kCost);
+  // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
+  for (size_t c = 0; c < m.objective.size(); ++c)
+    if (!std::isfinite(m.objective[c]))
+      return make_error("planner: internal error: ILP column {} has objective {} after presolve "
+                        "(a forbidden cost was not removed); please report it with --dump-ilp",
+                        c, m.objective[c]);
+  stats.variables = m.columns();
+  stats.integer_variables = m.integers();
+  stats.constraints = m.rows();
+  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+  stats.build_s += seconds_since(start);
+  s = Solution{};
+  std::fill(choice.begin(), choice.end(), 0);
+  if (m.columns() == 0) {
+    s.status = SolveStatus::kOptimal;
+    s.best_bound = r.constant_cost;
+    return true;
+  }
+  SolverOptions left = o;  // earlier rounds count against the limit
+  left.time_limit_s = std::max(o.time_limit_s - seconds_since(solve_start), 1e-3);
+  CbcRun run;
+  const ObjectiveMap map{m.objective_scale, r.constant_cost};
+  if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
+  Relaxation lp = o.lp_first ? solve_integral_relaxation(m, left, run) : Relaxation::kFractional;
+  bool done = lp != Relaxation::kFractional;  // stopped: no CBC (see cbc_solver.h)
+  double lp_s = run.seconds;
+  stats.lp_iterations += run.lp_iterations;
+  if (!done) {
+    SolverOptions rest = left;  // the relaxation's time counts against the limit
+    rest.time_limit_s = std::max(left.time_limit_s - lp_s, 1e-3);
+    run = run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
+  }
+  stats.solve_s += run.seconds + (done ? 0 : lp_s);
+  stats.search_nodes += run.nodes;
+  if (run.status == SolveStatus::kInfeasible) {
+    s = infeasible(p, r, o, p.has_memory_limit()
+                            ? "no assignment meets both the memory budget and the "
+                              "forbidden reshardings"
+                            : "no assignment avoids every forbidden resharding", true);
+    s.stats = stats;
+    return false;
+  }
+  s.status = run.status;
+  s.stopped_by = run.stopped_by;
+  s.best_bound = run.best_bound / m.objective_scale + r.constant_cost;
+  if (lp == Relaxation::kStopped) {
+    s.best_bound = std::numeric_limits<double>::quiet_NaN();
+    s.message = fmt::format("no solution within the {}: the LP relaxation alone took it all "
+                            "(on 3+ dim meshes the default --mesh-solve sweeps solves smaller "
+                            "ILPs)", limit_phrase(o, run.stopped_by));
+    s.stats = stats;
+    return false;
+  }
+  if (run.columns.empty()) {
+    s.message = fmt::format("no solution within the {}", limit_phrase(o, run.stopped_by));
+    s.stats = stats;
+    return false;
+  }
+  choice = decode_choice(r, m, run.columns.data());
+  return true;
+}
+
 }  // namespace
 
 Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, const Assignment& incumbent) {
@@ -360,65 +432,44 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
       s.stats = stats;
       return s;
     }
-  start = std::chrono::steady_clock::now();
-  IlpModel m = build_ilp(r, IlpObjective::kCost);
-  // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
-  for (size_t c = 0; c < m.objective.size(); ++c)
-    if (!std::isfinite(m.objective[c]))
-      return make_error("planner: internal error: ILP column {} has objective {} after presolve "
-                        "(a forbidden cost was not removed); please report it with --dump-ilp",
-                        c, m.objective[c]);
-  stats.variables = m.columns();
-  stats.integer_variables = m.integers();
-  stats.constraints = m.rows();
-  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
-  stats.build_s = seconds_since(start);
+  // Memory rows enter lazily (lazy_memory_rows): each round solves with the
+  // rows that bound a previous round's answer and adds those it breaks.
+  std::vector<MemoryRow> all_rows = std::move(r.memory_rows);
+  std::vector<char> entered(all_rows.size(), 0);
+  for (size_t k = 0; k < all_rows.size(); ++k)
+    if (all_rows[k].static_budget_row || !o.lazy_memory_rows) entered[k] = 1;
   Solution s;
   std::vector<int32_t> choice(r.nodes.size(), 0);
-  if (m.columns() == 0) {
-    s.status = SolveStatus::kOptimal;
-    s.best_bound = r.constant_cost;
-  } else {
-    CbcRun run;
-    const ObjectiveMap map{m.objective_scale, r.constant_cost};
-    if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
-    Relaxation lp = o.lp_first ? solve_integral_relaxation(m, o, run) : Relaxation::kFractional;
-    bool done = lp != Relaxation::kFractional;  // stopped: no CBC (see cbc_solver.h)
-    double lp_s = run.seconds;
-    stats.lp_iterations = run.lp_iterations;
-    if (!done) {
-      SolverOptions rest = o;  // the relaxation's time counts against the limit
-      rest.time_limit_s = std::max(o.time_limit_s - lp_s, 1e-3);
-      run = run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
+  Assignment start_from = incumbent;
+  for (int round = 0;; ++round) {
+    r.memory_rows.clear();
+    for (size_t k = 0; k < all_rows.size(); ++k)
+      if (entered[k]) r.memory_rows.push_back(all_rows[k]);
+    stats.memory_rows_entered = static_cast<int32_t>(r.memory_rows.size());
+    stats.memory_row_rounds = round + 1;
+    Expected<bool> solved = solve_round(p, r, o, start_from, solve_start, stats, s, choice);
+    if (!solved) return solved.error();
+    if (!*solved) return s;  // infeasible or no solution: s says why
+    // Rows the answer breaks (a relative tolerance above CBC's own).
+    int32_t last_round = o.max_memory_row_rounds - 1;
+    std::vector<std::pair<double, size_t>> broken;  // (excess, row)
+    for (size_t k = 0; k < all_rows.size(); ++k) {
+      if (entered[k]) continue;
+      double value = memory_row_value(r, all_rows[k], choice);
+      if (value > all_rows[k].budget * (1 + 1e-9)) broken.push_back({value - all_rows[k].budget, k});
     }
-    stats.solve_s = run.seconds + (done ? 0 : lp_s);
-    stats.search_nodes = run.nodes;
-    if (run.status == SolveStatus::kInfeasible) {
-      Solution bad = infeasible(p, r, o, p.has_memory_limit()
-                                ? "no assignment meets both the memory budget and the "
-                                  "forbidden reshardings"
-                                : "no assignment avoids every forbidden resharding", true);
-      bad.stats = stats;
-      return bad;
-    }
-    s.status = run.status;
-    s.stopped_by = run.stopped_by;
-    s.best_bound = run.best_bound / m.objective_scale + r.constant_cost;
-    if (lp == Relaxation::kStopped) {
-      s.best_bound = std::numeric_limits<double>::quiet_NaN();
-      s.message = fmt::format("no solution within the {}: the LP relaxation alone took it all "
-                              "(on 3+ dim meshes the default --mesh-solve sweeps solves smaller "
-                              "ILPs)", limit_phrase(o, run.stopped_by));
-      s.stats = stats;
-      return s;
-    }
-    if (run.columns.empty()) {
-      s.message = fmt::format("no solution within the {}", limit_phrase(o, run.stopped_by));
-      s.stats = stats;
-      return s;
-    }
-    choice = decode_choice(r, m, run.columns.data());
+    if (broken.empty()) break;
+    // The most broken rows first, a few a round (rows of neighbouring time
+    // points are near copies: one often settles the rest); past the round
+    // limit, every broken row.
+    std::stable_sort(broken.begin(), broken.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    size_t take = round >= last_round ? broken.size()
+                                      : std::min(broken.size(), static_cast<size_t>(o.memory_rows_per_round));
+    for (size_t i = 0; i < take; ++i) entered[broken[i].second] = 1;
+    start_from.clear();  // the answer breaks a row: no longer a start
   }
+  r.memory_rows = std::move(all_rows);
   s.assignment = expand(r, choice);
   fill_from_assignment(p, s);
   s.stats = stats;

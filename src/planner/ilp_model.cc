@@ -65,10 +65,17 @@ double max_coef_sum(const std::vector<MemoryTerm>& terms) {
   return sum;
 }
 
+double max_coef_sum(const std::vector<EdgeMemoryTerm>& terms) {
+  double sum = 0;
+  for (const EdgeMemoryTerm& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+  return sum;
+}
+
 double memory_scale(const ReducedProblem& r) {
   double largest = 0, static_max = max_coef_sum(r.static_terms);
   for (const MemoryRow& row : r.memory_rows) {
-    double sum = row.ilp_constant + max_coef_sum(row.terms) + (row.shared_static ? static_max : 0);
+    double sum = row.ilp_constant + max_coef_sum(row.terms) + max_coef_sum(row.edge_terms) +
+                 (row.shared_static ? static_max : 0);
     largest = std::max(largest, sum);
   }
   return largest > 0 ? 1.0 / largest : 1.0;
@@ -78,12 +85,14 @@ double memory_scale(const ReducedProblem& r) {
 // v, sum_b e_ab = sum_{i in a} s_ui and sum_a e_ab = sum_{j in b} s_vj. Any
 // fractional (s, e) of the unaggregated ILP sums to a feasible (s, e) here
 // with equal cost, and e_ab * (s_ui / S_a) * (s_vj / T_b) maps back, so the
-// LP relaxation and the integer optimum are unchanged.
-void add_edges(const ReducedProblem& r, IlpModel& m, Builder& b, bool cost) {
-  std::vector<int> col;
+// LP relaxation and the integer optimum are unchanged. Returns each edge's
+// column per class pair (-1: a forbidden pair, no column).
+std::vector<std::vector<int>> add_edges(const ReducedProblem& r, IlpModel& m, Builder& b, bool cost) {
+  std::vector<std::vector<int>> columns(r.edges.size());
   for (size_t k = 0; k < r.edges.size(); ++k) {
     const ReducedEdge& e = r.edges[k];
     size_t na = sz(e.u_classes), nb = sz(e.v_classes);
+    std::vector<int>& col = columns[k];
     col.assign(na * nb, -1);
     int ki = static_cast<int>(k);
     for (size_t i = 0; i < na; ++i)
@@ -107,6 +116,7 @@ void add_edges(const ReducedProblem& r, IlpModel& m, Builder& b, bool cost) {
       b.end_row(0, 0, "v", ki, static_cast<int>(j));
     }
   }
+  return columns;
 }
 
 void add_terms(const std::vector<MemoryTerm>& terms, const IlpModel& m, Builder& b) {
@@ -118,7 +128,8 @@ void add_terms(const std::vector<MemoryTerm>& terms, const IlpModel& m, Builder&
 // Rows with shared_static count the static bytes through one column S defined
 // by S = sum of static_terms (scaled like the rows): one copy of every
 // parameter's coefficients instead of one per time point.
-void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak) {
+void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak,
+                     const std::vector<std::vector<int>>& edge_columns) {
   double scale = m.memory_scale;
   int shared = -1;
   bool any_shared = std::any_of(r.memory_rows.begin(), r.memory_rows.end(),
@@ -131,6 +142,11 @@ void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak
   }
   for (const MemoryRow& row : r.memory_rows) {
     add_terms(row.terms, m, b);
+    for (const EdgeMemoryTerm& t : row.edge_terms) {
+      const std::vector<int>& col = edge_columns[sz(t.edge)];
+      for (size_t c = 0; c < t.coef.size(); ++c)
+        if (col[c] >= 0) b.add_entry(col[c], t.coef[c] * scale);
+    }
     if (row.shared_static && shared >= 0) b.add_entry(shared, 1.0);
     if (peak) b.add_entry(m.peak_column, -1.0);
     double rhs = peak ? -row.ilp_constant * scale : (row.budget - row.ilp_constant) * scale;
@@ -165,8 +181,8 @@ IlpModel build_ilp(const ReducedProblem& r, IlpObjective objective, bool with_na
     b.end_row(1, 1, "one", gi);  // sum_k s_gk = 1
   }
   if (!cost) m.peak_column = b.add_column(1.0, kInfiniteCost, /*integer=*/false, "M");
-  add_edges(r, m, b, cost);
-  add_memory_rows(r, m, b, !cost);
+  std::vector<std::vector<int>> edge_columns = add_edges(r, m, b, cost);
+  add_memory_rows(r, m, b, !cost, edge_columns);
   return m;
 }
 

@@ -34,6 +34,13 @@ std::vector<NodeBytes> top_nodes(const Problem& p, const ReducedProblem& r, Time
 void solve_min_peak(const Problem& p, const ReducedProblem& all, const SolverOptions& o,
                     MemoryShortfall& s) {
   IlpModel m = build_ilp(all, IlpObjective::kPeakMemory);
+  if (m.integers() == 0) {  // every group has one strategy: nothing to choose
+    Evaluation eval = evaluate(p, expand(all, std::vector<int32_t>(all.nodes.size(), 0)));
+    s.lower_bound_bytes = eval.peak_bytes;
+    s.point = eval.peak_point;
+    s.exact = true;
+    return;
+  }
   CbcRun run = run_cbc(m, o);
   if (run.status == SolveStatus::kInfeasible) return;
   double bound = run.best_bound / m.memory_scale;

@@ -2,6 +2,7 @@
 // plus static bytes) and one for static bytes alone when static_budget is set.
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "planner/presolve.h"
 
@@ -20,12 +21,46 @@ class RowBuilder {
       offset_[g + 1] = offset_[g] + r.nodes[g].alive.size();
     acc_.assign(offset_.back(), 0.0);
     touched_.assign(r.nodes.size(), 0);
+    edge_offset_.resize(r.edges.size() + 1, 0);
+    for (size_t k = 0; k < r.edges.size(); ++k)
+      edge_offset_[k + 1] = edge_offset_[k] + r.edges[k].class_costs.size();
+    edge_acc_.assign(edge_offset_.back(), 0.0);
+    edge_touched_.assign(r.edges.size(), 0);
+    on_group_.assign(p.pairs.size(), -1);
+    on_edge_.assign(p.pairs.size(), {-1, -1});
+    for (size_t i = 0; i < r.group_held.size(); ++i)
+      for (PairIdx h : r.group_held[i].pairs) on_group_[sz(h)] = static_cast<int32_t>(i);
+    for (size_t k = 0; k < r.edges.size(); ++k)
+      for (size_t i = 0; i < r.edges[k].held.size(); ++i)
+        for (PairIdx h : r.edges[k].held[i].pairs)
+          on_edge_[sz(h)] = {static_cast<int32_t>(k), static_cast<int32_t>(i)};
+  }
+
+  // A pair holding: onto its group's bytes, or onto its edge's class pairs.
+  void add_pair(PairIdx h) {
+    if (int32_t i = on_group_[sz(h)]; i >= 0) {
+      const HeldOnGroup& held = r_.group_held[sz(i)];
+      touch(held.group);
+      double* acc = &acc_[offset_[sz(held.group)]];
+      for (size_t k = 0; k < held.bytes.size(); ++k) acc[k] += held.bytes[k];
+      return;
+    }
+    auto [k, i] = on_edge_[sz(h)];
+    if (k < 0) return;  // a holding of strategies presolve dropped entirely cannot occur
+    if (!edge_touched_[sz(k)]) edge_touched_[sz(k)] = 1, edge_order_.push_back(k);
+    const std::vector<double>& bytes = r_.edges[sz(k)].held[sz(i)].class_bytes;
+    double* acc = &edge_acc_[edge_offset_[sz(k)]];
+    for (size_t c = 0; c < bytes.size(); ++c) acc[c] += bytes[c];
+  }
+
+  void touch(GroupIdx g) {
+    if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
   }
 
   void add(NodeIdx v, const std::vector<double>& bytes) {
     if (bytes.empty()) return;
     GroupIdx g = r_.group_of[sz(v)];
-    if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
+    touch(g);
     const auto& alive = r_.nodes[sz(g)].alive;
     const auto& map = r_.from_root[sz(v)];
     for (size_t k = 0; k < alive.size(); ++k)
@@ -56,7 +91,7 @@ class RowBuilder {
     for (GroupIdx g : static_groups_)
       if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
     std::sort(order_.begin(), order_.end());
-    MemoryRow row{point, false, budget, 0.0, {}, true, static_constant_};
+    MemoryRow row{point, false, budget, 0.0, {}, {}, true, static_constant_};
     max_sum = 0;
     for (GroupIdx g : order_) {
       double* acc = &acc_[offset_[sz(g)]];
@@ -79,12 +114,13 @@ class RowBuilder {
       touched_[sz(g)] = 0;
     }
     order_.clear();
+    finish_edges(row, max_sum);
     return row;
   }
 
   // Returns the row and the most its left side can reach.
   MemoryRow finish(TimeIdx point, double budget, double& max_sum) {
-    MemoryRow row{point, false, budget, 0.0, {}, false, 0.0};
+    MemoryRow row{point, false, budget, 0.0, {}, {}, false, 0.0};
     max_sum = 0;
     std::sort(order_.begin(), order_.end());
     for (GroupIdx g : order_) {
@@ -101,9 +137,35 @@ class RowBuilder {
       std::fill(acc, acc + n, 0.0);
       touched_[sz(g)] = 0;
     }
-    row.ilp_constant = row.constant;
     order_.clear();
+    finish_edges(row, max_sum);
+    row.ilp_constant = row.constant;
     return row;
+  }
+
+  // Moves the accumulated pair holdings on edges into the row: each edge's
+  // least over its possible class pairs into the constants, the rest as terms.
+  void finish_edges(MemoryRow& row, double& max_sum) {
+    std::sort(edge_order_.begin(), edge_order_.end());
+    for (int32_t k : edge_order_) {
+      const ReducedEdge& e = r_.edges[sz(k)];
+      double* acc = &edge_acc_[edge_offset_[sz(k)]];
+      size_t n = e.class_costs.size();
+      double lo = kInfiniteCost, hi = 0;
+      for (size_t c = 0; c < n; ++c)
+        if (e.class_costs[c] < kInfiniteCost) lo = std::min(lo, acc[c]), hi = std::max(hi, acc[c]);
+      row.constant += lo;
+      row.ilp_constant += lo;
+      max_sum += hi;
+      if (hi > lo) {
+        EdgeMemoryTerm term{k, std::vector<double>(acc, acc + n)};
+        for (size_t c = 0; c < n; ++c) term.coef[c] = e.class_costs[c] < kInfiniteCost ? term.coef[c] - lo : 0.0;
+        row.edge_terms.push_back(std::move(term));
+      }
+      std::fill(acc, acc + n, 0.0);
+      edge_touched_[sz(k)] = 0;
+    }
+    edge_order_.clear();
   }
 
  private:
@@ -116,6 +178,12 @@ class RowBuilder {
   std::vector<double> static_acc_;
   std::vector<GroupIdx> static_groups_;
   double static_constant_ = 0;
+  std::vector<size_t> edge_offset_;
+  std::vector<double> edge_acc_;
+  std::vector<char> edge_touched_;
+  std::vector<int32_t> edge_order_;
+  std::vector<int32_t> on_group_;                     // pair -> index into group_held
+  std::vector<std::pair<int32_t, int32_t>> on_edge_;  // pair -> (edge, held index)
 };
 
 // Most that row a's left side can exceed row b's over every assignment:
@@ -136,6 +204,18 @@ double max_excess(const MemoryRow& a, const MemoryRow& b) {
     excess += most;
     i += ga <= gb ? 1 : 0;
     j += gb <= ga ? 1 : 0;
+  }
+  for (i = 0, j = 0; i < a.edge_terms.size() || j < b.edge_terms.size();) {
+    int32_t ka = i < a.edge_terms.size() ? a.edge_terms[i].edge : std::numeric_limits<int32_t>::max();
+    int32_t kb = j < b.edge_terms.size() ? b.edge_terms[j].edge : std::numeric_limits<int32_t>::max();
+    const std::vector<double>& ca = ka <= kb ? a.edge_terms[i].coef : kNone;
+    const std::vector<double>& cb = kb <= ka ? b.edge_terms[j].coef : kNone;
+    double most = -kInfiniteCost;
+    for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
+      most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
+    excess += most;
+    i += ka <= kb ? 1 : 0;
+    j += kb <= ka ? 1 : 0;
   }
   return excess;
 }
@@ -181,6 +261,8 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
   if (peak_rows && !p.live_points.empty()) builder.capture_static(r);
   for (size_t t = 0; peak_rows && t < p.live_points.size(); ++t) {
     for (NodeIdx v : p.live_points[t]) builder.add(v, p.nodes[sz(v)].bytes);
+    if (t < p.live_pairs.size())
+      for (PairIdx h : p.live_pairs[t]) builder.add_pair(h);
     double max_sum = 0;
     MemoryRow row = builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum);
     // A row whose worst case fits can never bind.
@@ -196,6 +278,20 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     row.static_budget_row = true;
     if (max_sum > p.static_budget) r.memory_rows.push_back(std::move(row));
   }
+}
+
+double memory_row_value(const ReducedProblem& r, const MemoryRow& row,
+                        const std::vector<int32_t>& choice) {
+  double value = row.ilp_constant;
+  for (const MemoryTerm& t : row.terms) value += t.coef[sz(choice[sz(t.group)])];
+  for (const EdgeMemoryTerm& t : row.edge_terms) {
+    const ReducedEdge& e = r.edges[sz(t.edge)];
+    auto a = e.u_class[sz(choice[sz(e.u)])], b = e.v_class[sz(choice[sz(e.v)])];
+    value += t.coef[sz(a) * sz(e.v_classes) + sz(b)];
+  }
+  if (row.shared_static)
+    for (const MemoryTerm& t : r.static_terms) value += t.coef[sz(choice[sz(t.group)])];
+  return value;
 }
 
 }  // namespace autopar::planner

@@ -143,6 +143,8 @@ Json solver_json(const Plan& plan, bool timings) {
             {"constraints", r.stats.constraints},
             {"nonzeros", r.stats.nonzeros},
             {"memory_rows", r.stats.memory_rows},
+            {"memory_rows_entered", r.stats.memory_rows_entered},
+            {"memory_row_rounds", r.stats.memory_row_rounds},
             {"graph_nodes", r.graph_nodes},
             {"reduced_nodes", r.stats.reduced_nodes},
             {"unreduced_edges", r.unreduced_edges},

@@ -112,8 +112,11 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
     }
   } else {
     out += fmt::format("  solver         {}, objective {}, gap {:.2g}, {} variables, {} constraints, "
-                       "{} memory rows\n", r.status, ms(r.objective), r.gap, r.stats.variables,
-                       r.stats.constraints, r.stats.memory_rows);
+                       "{} memory rows{}\n", r.status, ms(r.objective), r.gap, r.stats.variables,
+                       r.stats.constraints, r.stats.memory_rows,
+                       r.stats.memory_rows == 0 ? std::string()
+                           : fmt::format(" ({} entered the ILP in {} round{})", r.stats.memory_rows_entered,
+                                         r.stats.memory_row_rounds, r.stats.memory_row_rounds == 1 ? "" : "s"));
   }
   out += search_lines(r);
   out += fmt::format("  reductions     {} nodes -> {} solved; {} edges -> {}; {} layers shared; "

@@ -83,31 +83,67 @@ void fold_members(const Problem& p, ReducedProblem& r, std::vector<std::vector<c
   }
 }
 
-// Edges between groups over alive strategies, oriented u < v, parallel ones summed.
+// The edge between two groups (oriented u < v), made with zero costs if new.
+size_t edge_between(ReducedProblem& r, std::unordered_map<uint64_t, size_t>& index, GroupIdx a,
+                    GroupIdx b) {
+  GroupIdx u = std::min(a, b), v = std::max(a, b);
+  uint64_t key = (static_cast<uint64_t>(u) << 32) | static_cast<uint32_t>(v);
+  auto [it, fresh] = index.try_emplace(key, r.edges.size());
+  if (fresh) {
+    ReducedEdge edge;
+    edge.u = u, edge.v = v;
+    edge.costs.assign(r.nodes[sz(u)].alive.size() * r.nodes[sz(v)].alive.size(), 0.0);
+    r.edges.push_back(std::move(edge));
+  }
+  return it->second;
+}
+
+// Adds value(src strategy, dst strategy) over the edge's alive pairs to out.
+template <typename Value>
+void add_over_edge(const ReducedProblem& r, const ReducedEdge& edge, NodeIdx src, NodeIdx dst,
+                   Value value, std::vector<double>& out) {
+  bool flip = r.group_of[sz(src)] != edge.u;
+  const auto &au = r.nodes[sz(edge.u)].alive, &av = r.nodes[sz(edge.v)].alive;
+  const auto &ms = r.from_root[sz(src)], &md = r.from_root[sz(dst)];
+  for (size_t k = 0; k < au.size(); ++k)
+    for (size_t l = 0; l < av.size(); ++l) {
+      StrategyIdx is = flip ? av[l] : au[k], id = flip ? au[k] : av[l];
+      out[k * av.size() + l] += value(ms[sz(is)], md[sz(id)]);
+    }
+}
+
+// Edges between groups over alive strategies, parallel ones summed; each pair
+// holding between two groups rides on their edge.
 void build_edges(const Problem& p, ReducedProblem& r) {
   std::unordered_map<uint64_t, size_t> index;
   for (const ProblemEdge& e : p.edges) {
     GroupIdx gs = r.group_of[sz(e.src)], gd = r.group_of[sz(e.dst)];
     if (gs == gd) continue;
-    bool flip = gs > gd;
-    GroupIdx u = flip ? gd : gs, v = flip ? gs : gd;
-    uint64_t key = (static_cast<uint64_t>(u) << 32) | static_cast<uint32_t>(v);
-    const auto &au = r.nodes[sz(u)].alive, &av = r.nodes[sz(v)].alive;
-    auto [it, fresh] = index.try_emplace(key, r.edges.size());
-    if (fresh) {
-      ReducedEdge fresh_edge;
-      fresh_edge.u = u, fresh_edge.v = v;
-      fresh_edge.costs.assign(au.size() * av.size(), 0.0);
-      r.edges.push_back(std::move(fresh_edge));
+    size_t k = edge_between(r, index, gs, gd), nd = p.strategy_count(e.dst);
+    add_over_edge(r, r.edges[k], e.src, e.dst,
+                  [&](StrategyIdx i, StrategyIdx j) { return e.cost(i, j, nd); }, r.edges[k].costs);
+  }
+  for (size_t h = 0; h < p.pairs.size(); ++h) {
+    const PairHolding& pair = p.pairs[h];
+    GroupIdx gs = r.group_of[sz(pair.src)], gd = r.group_of[sz(pair.dst)];
+    if (gs == gd) continue;
+    size_t k = edge_between(r, index, gs, gd), nd = p.strategy_count(pair.dst);
+    // Repeated layers hold the same matrix through the same strategy maps:
+    // one copy of the bytes serves them all.
+    auto same = std::find_if(r.edges[k].held.begin(), r.edges[k].held.end(), [&](const HeldOnEdge& x) {
+      const PairHolding& q = p.pairs[sz(x.pairs[0])];
+      return q.bytes == pair.bytes && r.group_of[sz(q.src)] == gs &&
+             r.from_root[sz(q.src)] == r.from_root[sz(pair.src)] &&
+             r.from_root[sz(q.dst)] == r.from_root[sz(pair.dst)];
+    });
+    if (same != r.edges[k].held.end()) {
+      same->pairs.push_back(static_cast<PairIdx>(h));
+      continue;
     }
-    auto& out = r.edges[it->second].costs;
-    const auto &ms = r.from_root[sz(e.src)], &md = r.from_root[sz(e.dst)];
-    size_t nd = p.strategy_count(e.dst);
-    for (size_t k = 0; k < au.size(); ++k)
-      for (size_t l = 0; l < av.size(); ++l) {
-        StrategyIdx is = flip ? av[l] : au[k], id = flip ? au[k] : av[l];
-        out[k * av.size() + l] += e.cost(ms[sz(is)], md[sz(id)], nd);
-      }
+    HeldOnEdge held{{static_cast<PairIdx>(h)}, std::vector<double>(r.edges[k].costs.size(), 0.0), {}};
+    add_over_edge(r, r.edges[k], pair.src, pair.dst,
+                  [&](StrategyIdx i, StrategyIdx j) { return pair.at(i, j, nd); }, held.bytes);
+    r.edges[k].held.push_back(std::move(held));
   }
 }
 
@@ -155,11 +191,15 @@ void compact(ReducedProblem& r, const std::vector<std::vector<char>>& live) {
   }
   for (ReducedEdge& e : r.edges) {
     size_t nv_old = live[sz(e.v)].size();
-    std::vector<double> out;
-    out.reserve(keep[sz(e.u)].size() * keep[sz(e.v)].size());
-    for (size_t k : keep[sz(e.u)])
-      for (size_t l : keep[sz(e.v)]) out.push_back(e.costs[k * nv_old + l]);
-    e.costs = std::move(out);
+    auto shrink = [&](std::vector<double>& matrix) {
+      std::vector<double> out;
+      out.reserve(keep[sz(e.u)].size() * keep[sz(e.v)].size());
+      for (size_t k : keep[sz(e.u)])
+        for (size_t l : keep[sz(e.v)]) out.push_back(matrix[k * nv_old + l]);
+      matrix = std::move(out);
+    };
+    shrink(e.costs);
+    for (HeldOnEdge& h : e.held) shrink(h.bytes);
   }
 }
 
@@ -170,6 +210,10 @@ void fold_single_ends(ReducedProblem& r) {
     ReducedNode &u = r.nodes[sz(e.u)], &v = r.nodes[sz(e.v)];
     size_t nu = u.alive.size(), nv = v.alive.size();
     if (nu > 1 && nv > 1) { kept.push_back(std::move(e)); continue; }
+    for (HeldOnEdge& h : e.held) {
+      if (nv == 1) r.group_held.push_back({h.pairs, e.u, h.bytes});  // [k * 1 + 0]
+      else r.group_held.push_back({h.pairs, e.v, h.bytes});         // [0 * nv + l]
+    }
     for (size_t k = 0; k < nu; ++k)
       for (size_t l = 0; l < nv; ++l) {
         double c = e.costs[k * nv + l];
@@ -227,28 +271,48 @@ void build_domains(const Problem& p, ReducedProblem& r) {
   }
 }
 
+// The bytes of a pair holding whose ends are both in group g, per alive strategy.
+std::vector<double> inner_pair_bytes(const Problem& p, const ReducedProblem& r, GroupIdx g,
+                                     const PairHolding& pair) {
+  const auto& alive = r.nodes[sz(g)].alive;
+  const auto &ms = r.from_root[sz(pair.src)], &md = r.from_root[sz(pair.dst)];
+  std::vector<double> out(alive.size());
+  for (size_t k = 0; k < alive.size(); ++k)
+    out[k] = pair.at(ms[sz(alive[k])], md[sz(alive[k])], p.strategy_count(pair.dst));
+  return out;
+}
+
 // dom[i * n + j]: strategy i is no better than j in every byte vector of
-// every member node (activation and static bytes).
+// every member node (activation and static bytes) and of the pair holdings
+// inside the group.
 void dominated_in_bytes(const Problem& p, const ReducedProblem& r, GroupIdx g,
-                        const std::vector<NodeIdx>& members, std::vector<char>& dom) {
+                        const std::vector<NodeIdx>& members, const std::vector<PairIdx>& inner,
+                        std::vector<char>& dom) {
   size_t n = r.nodes[sz(g)].alive.size();
   const auto& alive = r.nodes[sz(g)].alive;
+  auto clear = [&](auto bytes_of) {
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (dom[i * n + j] && bytes_of(i) < bytes_of(j)) dom[i * n + j] = 0;
+  };
   for (NodeIdx v : members)
     for (const auto* bytes : {&p.nodes[sz(v)].bytes, &p.nodes[sz(v)].static_bytes}) {
       if (bytes->empty()) continue;
       const auto& map = r.from_root[sz(v)];
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j = 0; j < n; ++j)
-          if (dom[i * n + j] && (*bytes)[sz(map[sz(alive[i])])] < (*bytes)[sz(map[sz(alive[j])])])
-            dom[i * n + j] = 0;
+      clear([&](size_t i) { return (*bytes)[sz(map[sz(alive[i])])]; });
     }
+  for (PairIdx h : inner) {
+    std::vector<double> bytes = inner_pair_bytes(p, r, g, p.pairs[sz(h)]);
+    clear([&](size_t i) { return bytes[i]; });
+  }
 }
 
-// Clears dom[i * n + j] unless every cost across the edge from i is >= from j.
-void dominated_on_edge(const ReducedEdge& e, bool at_u, size_t n, size_t other,
+// Clears dom[i * n + j] unless every entry of an edge matrix (costs or held
+// bytes) from i is >= from j.
+void dominated_on_edge(const std::vector<double>& matrix, bool at_u, size_t n, size_t other,
                        std::vector<char>& dom) {
   auto at = [&](size_t mine, size_t theirs) {
-    return at_u ? e.costs[mine * other + theirs] : e.costs[theirs * n + mine];
+    return at_u ? matrix[mine * other + theirs] : matrix[theirs * n + mine];
   };
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j)
@@ -264,6 +328,10 @@ bool drop_dominated(const Problem& p, ReducedProblem& r, std::vector<std::vector
   std::vector<std::vector<NodeIdx>> members(r.nodes.size());
   for (size_t v = 0; v < p.nodes.size(); ++v)
     members[sz(r.group_of[v])].push_back(static_cast<NodeIdx>(v));
+  std::vector<std::vector<PairIdx>> inner(r.nodes.size());
+  for (size_t h = 0; h < p.pairs.size(); ++h)
+    if (r.group_of[sz(p.pairs[h].src)] == r.group_of[sz(p.pairs[h].dst)])
+      inner[sz(r.group_of[sz(p.pairs[h].src)])].push_back(static_cast<PairIdx>(h));
   std::vector<std::vector<size_t>> incident(r.nodes.size());
   for (size_t k = 0; k < r.edges.size(); ++k)
     incident[sz(r.edges[k].u)].push_back(k), incident[sz(r.edges[k].v)].push_back(k);
@@ -276,11 +344,13 @@ bool drop_dominated(const Problem& p, ReducedProblem& r, std::vector<std::vector
     dom.assign(n * n, 0);
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j) dom[i * n + j] = i != j && node.costs[i] >= node.costs[j];
-    dominated_in_bytes(p, r, static_cast<GroupIdx>(g), members[g], dom);
+    dominated_in_bytes(p, r, static_cast<GroupIdx>(g), members[g], inner[g], dom);
     for (size_t k : incident[g]) {
       const ReducedEdge& e = r.edges[k];
       bool at_u = sz(e.u) == g;
-      dominated_on_edge(e, at_u, n, r.nodes[sz(at_u ? e.v : e.u)].alive.size(), dom);
+      size_t other = r.nodes[sz(at_u ? e.v : e.u)].alive.size();
+      dominated_on_edge(e.costs, at_u, n, other, dom);
+      for (const HeldOnEdge& h : e.held) dominated_on_edge(h.bytes, at_u, n, other, dom);
     }
     live[g].assign(n, 1);
     for (size_t i = 0; i < n; ++i)
@@ -297,28 +367,56 @@ bool drop_dominated(const Problem& p, ReducedProblem& r, std::vector<std::vector
 
 void aggregate_edges(ReducedProblem& r) {
   std::vector<ReducedEdge> kept;
+  std::vector<double> stacked;
   for (ReducedEdge& e : r.edges) {
     ReducedNode &u = r.nodes[sz(e.u)], &v = r.nodes[sz(e.v)];
     size_t nu = u.alive.size(), nv = v.alive.size();
-    e.u_classes = classes_of(e.costs, nu, nv, nv, 1, e.u_class);
-    e.v_classes = classes_of(e.costs, nv, nu, 1, nv, e.v_class);
+    // Strategies share a class only if their costs and every held byte count
+    // agree: the matrices stacked below one another ([costs; held...], each
+    // nu x nv) give equal columns, and side by side equal rows.
+    size_t layers = 1 + e.held.size();
+    if (layers == 1) {
+      e.u_classes = classes_of(e.costs, nu, nv, nv, 1, e.u_class);
+      e.v_classes = classes_of(e.costs, nv, nu, 1, nv, e.v_class);
+    } else {
+      stacked = e.costs;
+      for (const HeldOnEdge& h : e.held) stacked.insert(stacked.end(), h.bytes.begin(), h.bytes.end());
+      e.v_classes = classes_of(stacked, nv, layers * nu, 1, nv, e.v_class);
+      for (size_t k = 0; k < nu; ++k)  // side by side: row k of every layer
+        for (size_t layer = 0; layer < layers; ++layer)
+          for (size_t l = 0; l < nv; ++l)
+            stacked[k * layers * nv + layer * nv + l] =
+                layer == 0 ? e.costs[k * nv + l] : e.held[layer - 1].bytes[k * nv + l];
+      e.u_classes = classes_of(stacked, nu, layers * nv, layers * nv, 1, e.u_class);
+    }
     // Edge consistency ran, so a single-class end has a finite cost for every
     // strategy of the other end: the edge is a cost on that other end.
     if (e.u_classes == 1) {
       for (size_t l = 0; l < nv; ++l) v.costs[l] += e.costs[l];
+      for (HeldOnEdge& h : e.held)
+        r.group_held.push_back({h.pairs, e.v, std::vector<double>(h.bytes.begin(), h.bytes.begin() + static_cast<ptrdiff_t>(nv))});
       continue;
     }
     if (e.v_classes == 1) {
       for (size_t k = 0; k < nu; ++k) u.costs[k] += e.costs[k * nv];
+      for (HeldOnEdge& h : e.held) {
+        std::vector<double> column(nu);
+        for (size_t k = 0; k < nu; ++k) column[k] = h.bytes[k * nv];
+        r.group_held.push_back({h.pairs, e.u, std::move(column)});
+      }
       continue;
     }
     std::vector<size_t> row_of(sz(e.u_classes)), col_of(sz(e.v_classes));
     for (size_t k = 0; k < nu; ++k) row_of[sz(e.u_class[k])] = k;
     for (size_t l = 0; l < nv; ++l) col_of[sz(e.v_class[l])] = l;
-    e.class_costs.resize(row_of.size() * col_of.size());
-    for (size_t a = 0; a < row_of.size(); ++a)
-      for (size_t b = 0; b < col_of.size(); ++b)
-        e.class_costs[a * col_of.size() + b] = e.costs[row_of[a] * nv + col_of[b]];
+    auto by_class = [&](const std::vector<double>& matrix) {
+      std::vector<double> out(row_of.size() * col_of.size());
+      for (size_t a = 0; a < row_of.size(); ++a)
+        for (size_t b = 0; b < col_of.size(); ++b) out[a * col_of.size() + b] = matrix[row_of[a] * nv + col_of[b]];
+      return out;
+    };
+    e.class_costs = by_class(e.costs);
+    for (HeldOnEdge& h : e.held) h.class_bytes = by_class(h.bytes);
     kept.push_back(std::move(e));
   }
   r.edges = std::move(kept);
@@ -349,6 +447,11 @@ ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
   if (options.drop_dominated && drop_dominated(p, r, live)) compact(r, live);
   fold_single_ends(r);
   aggregate_edges(r);
+  for (size_t h = 0; h < p.pairs.size(); ++h) {
+    GroupIdx g = r.group_of[sz(p.pairs[h].src)];
+    if (g == r.group_of[sz(p.pairs[h].dst)])
+      r.group_held.push_back({{static_cast<PairIdx>(h)}, g, inner_pair_bytes(p, r, g, p.pairs[h])});
+  }
   build_memory_rows(p, r, options);
   return r;
 }

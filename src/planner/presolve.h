@@ -16,8 +16,11 @@
 //   over class pairs (an edge's cost depends only on the producer's output
 //   sharding and the consumer's input sharding, which many strategies share).
 //   An edge whose end has a single class folds into the other end's costs.
+// - Pair holdings (bytes both ends of an edge decide) ride on the edge
+//   between their groups: dominance and the classes respect them, and an
+//   edge folded into one end folds them into that end's bytes.
 // - Memory rows: per time point, the per-node byte vectors are summed per
-//   reduced node, and each vector's minimum moves into the row's constant (one
+//   reduced node (pair holdings per edge, over its class pairs), and each vector's minimum moves into the row's constant (one
 //   strategy is always chosen), which zeroes many coefficients. Rows that can
 //   never exceed their budget are dropped. Static bytes (parameters, resident
 //   all step) enter every time-point row through one shared sum.
@@ -38,9 +41,26 @@ struct ReducedNode {
   std::vector<double> costs;       // per alive strategy, members and folded edges
 };
 
+// A pair holding (problem.h) between two groups: its bytes over their alive
+// strategies, and after aggregation over their classes.
+struct HeldOnEdge {
+  std::vector<PairIdx> pairs;       // the pair holdings with these bytes (repeated layers)
+  std::vector<double> bytes;        // row-major [alive of u][alive of v]
+  std::vector<double> class_bytes;  // row-major [u class][v class]
+};
+
+// A pair holding that one group's strategy decides: both ends are in the
+// group, or the edge between their groups folded into it.
+struct HeldOnGroup {
+  std::vector<PairIdx> pairs;
+  GroupIdx group = 0;
+  std::vector<double> bytes;  // per alive strategy
+};
+
 struct ReducedEdge {
   GroupIdx u = 0;
   GroupIdx v = 0;
+  std::vector<HeldOnEdge> held;  // pair holdings between u and v
   std::vector<double> costs;  // row-major [alive of u][alive of v]; may hold kInfiniteCost
   // Aggregation (aggregate_edges): u_class[k] / v_class[l] name the class of
   // each alive strategy; strategies in one class have equal rows / columns,
@@ -55,12 +75,19 @@ struct MemoryTerm {
   std::vector<double> coef;  // per alive strategy, minimum already subtracted
 };
 
+// Bytes on an edge's pair variables (pair holdings live at the row's point).
+struct EdgeMemoryTerm {
+  int32_t edge = 0;          // index into ReducedProblem::edges
+  std::vector<double> coef;  // row-major [u class][v class], minimum already subtracted
+};
+
 struct MemoryRow {
   TimeIdx point = -1;  // index into Problem::live_points; -1: the static-only row
   bool static_budget_row = false;  // static bytes against Problem::static_budget
   double budget = kNoBudget;
   double constant = 0;  // bytes no choice can avoid: a lower bound on the row
   std::vector<MemoryTerm> terms;
+  std::vector<EdgeMemoryTerm> edge_terms;  // sorted by edge
   // Shared static bytes: when set, `terms` hold the live bytes only and the
   // row also counts ReducedProblem::static_terms (one ILP variable for their
   // sum instead of repeating every parameter in every row); ilp_constant is
@@ -74,6 +101,7 @@ struct ReducedProblem {
   std::vector<ReducedEdge> edges;  // both ends have two or more strategies
   std::vector<MemoryRow> memory_rows;
   std::vector<MemoryTerm> static_terms;  // static bytes above their minimum, per group
+  std::vector<HeldOnGroup> group_held;   // pair holdings that one group decides
   double constant_cost = 0;  // from single-strategy nodes and folded edges
   std::string infeasible;    // non-empty: no assignment exists (says why)
   // Expansion back to the Problem: node -> its group, and the leader-to-node
@@ -102,6 +130,11 @@ void aggregate_edges(ReducedProblem& reduced);
 // The memory-row part of presolve (memory_rows.cc); needs groups and domains.
 void build_memory_rows(const Problem& problem, ReducedProblem& reduced,
                        const PresolveOptions& options);
+
+// The left side of a memory row (bytes) under choice (an index into each
+// group's alive strategies), static terms included when the row shares them.
+double memory_row_value(const ReducedProblem& reduced, const MemoryRow& row,
+                        const std::vector<int32_t>& choice);
 
 // choice[g] is an index into nodes[g].alive.
 Assignment expand(const ReducedProblem& reduced, const std::vector<int32_t>& choice);

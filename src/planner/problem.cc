@@ -103,6 +103,31 @@ Status validate_rest(const Problem& p) {
   return ok_status();
 }
 
+Status validate_pairs(const Problem& p) {
+  for (size_t k = 0; k < p.pairs.size(); ++k) {
+    const PairHolding& h = p.pairs[k];
+    if (!valid_node(p, h.src) || !valid_node(p, h.dst) || h.src == h.dst)
+      return make_error("planner: pair holding {} joins nodes {} -> {} (of {})", k, h.src, h.dst,
+                        p.nodes.size());
+    size_t entries = h.bytes ? h.bytes->size() : 0;
+    if (entries != p.strategy_count(h.src) * p.strategy_count(h.dst))
+      return make_error("planner: pair holding {} '{}' -> '{}' has {} byte entries, expected {}x{}",
+                        k, p.nodes[h.src].name, p.nodes[h.dst].name, entries,
+                        p.strategy_count(h.src), p.strategy_count(h.dst));
+    for (double b : *h.bytes)
+      if (!(b >= 0) || std::isinf(b))
+        return make_error("planner: pair holding {} has byte count {} (must be finite, >= 0)", k, b);
+  }
+  if (!p.live_pairs.empty() && p.live_pairs.size() != p.live_points.size())
+    return make_error("planner: {} lists of live pairs for {} time points", p.live_pairs.size(),
+                      p.live_points.size());
+  for (size_t t = 0; t < p.live_pairs.size(); ++t)
+    for (PairIdx h : p.live_pairs[t])
+      if (h < 0 || static_cast<size_t>(h) >= p.pairs.size())
+        return make_error("planner: time point {} lists bad pair holding {}", t, h);
+  return ok_status();
+}
+
 double at_or_zero(const std::vector<double>& vec, StrategyIdx i) {
   return vec.empty() ? 0.0 : vec[static_cast<size_t>(i)];
 }
@@ -110,7 +135,7 @@ double at_or_zero(const std::vector<double>& vec, StrategyIdx i) {
 }  // namespace
 
 Status validate(const Problem& problem) {
-  for (auto check : {validate_nodes, validate_edges, validate_follows, validate_rest}) {
+  for (auto check : {validate_nodes, validate_edges, validate_follows, validate_rest, validate_pairs}) {
     Status status = check(problem);
     if (!status) return status;
   }
@@ -134,6 +159,11 @@ Evaluation evaluate(const Problem& p, const Assignment& a) {
   for (size_t t = 0; t < p.live_points.size(); ++t) {
     double sum = eval.static_bytes;
     for (NodeIdx v : p.live_points[t]) sum += at_or_zero(p.nodes[v].bytes, a[v]);
+    if (t < p.live_pairs.size())
+      for (PairIdx h : p.live_pairs[t]) {
+        const PairHolding& pair = p.pairs[static_cast<size_t>(h)];
+        sum += pair.at(a[pair.src], a[pair.dst], p.strategy_count(pair.dst));
+      }
     if (eval.peak_point < 0 || sum > eval.peak_bytes) {
       eval.peak_bytes = sum;
       eval.peak_point = static_cast<TimeIdx>(t);
@@ -158,10 +188,16 @@ bool is_subset(const std::vector<NodeIdx>& a, const std::vector<NodeIdx>& b) {
 
 std::vector<TimeIdx> reduce_time_points(Problem& problem) {
   std::vector<std::vector<NodeIdx>>& points = problem.live_points;
-  for (auto& live : points) {
-    std::sort(live.begin(), live.end());
-    live.erase(std::unique(live.begin(), live.end()), live.end());
-  }
+  std::vector<std::vector<PairIdx>>& pairs = problem.live_pairs;
+  for (auto* lists : {&points, &pairs})
+    for (auto& live : *lists) {
+      std::sort(live.begin(), live.end());
+      live.erase(std::unique(live.begin(), live.end()), live.end());
+    }
+  auto within = [&](TimeIdx a, TimeIdx b) {
+    return is_subset(points[a], points[b]) &&
+           (pairs.empty() || is_subset(pairs[a], pairs[b]));
+  };
   std::vector<TimeIdx> kept(points.size());
   for (size_t t = 0; t < kept.size(); ++t) kept[t] = static_cast<TimeIdx>(t);
   // Liveness grows then shrinks between peaks, so comparing neighbours (and
@@ -170,19 +206,22 @@ std::vector<TimeIdx> reduce_time_points(Problem& problem) {
     changed = false;
     std::vector<TimeIdx> next;
     for (size_t k = 0; k < kept.size(); ++k) {
-      const auto& live = points[kept[k]];
-      bool dominated =
-          (!next.empty() && is_subset(live, points[next.back()])) ||
-          (k + 1 < kept.size() && is_subset(live, points[kept[k + 1]]));
+      bool dominated = (!next.empty() && within(kept[k], next.back())) ||
+                       (k + 1 < kept.size() && within(kept[k], kept[k + 1]));
       if (dominated) changed = true;
       else next.push_back(kept[k]);
     }
     kept = std::move(next);
   }
   std::vector<std::vector<NodeIdx>> reduced;
+  std::vector<std::vector<PairIdx>> reduced_pairs;
   reduced.reserve(kept.size());
-  for (TimeIdx t : kept) reduced.push_back(std::move(points[t]));
+  for (TimeIdx t : kept) {
+    reduced.push_back(std::move(points[t]));
+    if (!pairs.empty()) reduced_pairs.push_back(std::move(pairs[t]));
+  }
   points = std::move(reduced);
+  pairs = std::move(reduced_pairs);
   return kept;
 }
 

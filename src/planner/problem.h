@@ -22,11 +22,15 @@
 //     e_{k,ij} = 0  when R_k[i][j] = kInfiniteCost  (the column is not built)
 //     s_{v,i} = 0  when c_v[i] = kInfiniteCost or i not in Pin::allowed
 //     s_{b,j} = sum_{i: map[i]=j} s_{a,i}      Follow{leader a, follower b, map}
-//     sum_{v in live(t)} m_v . s_v + sum_v st_v . s_v <= memory_budget
+//     sum_{v in live(t)} m_v . s_v + sum_v st_v . s_v
+//       + sum_{h in pairs(t)} sum_ij H_h[i][j] e_{k(h),ij} <= memory_budget
 //                                              for every time point t:
 //                                              live(t) = live_points[t],
 //                                              m_v = ProblemNode::bytes,
-//                                              st_v = ProblemNode::static_bytes
+//                                              st_v = ProblemNode::static_bytes,
+//                                              pairs(t) = live_pairs[t],
+//                                              H_h = PairHolding::bytes on the
+//                                              pair variables of h's ends
 //     sum_v st_v . s_v <= static_budget        (only when finite)
 //
 // Presolve substitutes each follower by its leader (so follow rows and the
@@ -42,6 +46,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,13 +95,31 @@ struct Pin {
   std::vector<StrategyIdx> allowed;
 };
 
+// Bytes that both ends of a producer -> consumer pair decide: the copy a
+// redistribution makes when the consumer keeps it (a view of a redistributed
+// operand views the copy, held over the view's liveness; step_memory.h).
+using PairIdx = int32_t;
+// The bytes are shared: repeated layers hold the same matrix.
+struct PairHolding {
+  NodeIdx src = 0;
+  NodeIdx dst = 0;
+  std::shared_ptr<const std::vector<double>> bytes;  // row-major [src strategy][dst strategy]
+
+  double at(StrategyIdx i, StrategyIdx j, size_t dst_count) const {
+    return (*bytes)[static_cast<size_t>(i) * dst_count + static_cast<size_t>(j)];
+  }
+};
+
 struct Problem {
   std::vector<ProblemNode> nodes;
   std::vector<ProblemEdge> edges;
   std::vector<Follow> follows;
   std::vector<Pin> pins;
-  // Time points in execution order, each the nodes whose outputs are live.
+  std::vector<PairHolding> pairs;
+  // Time points in execution order, each the nodes whose outputs are live
+  // and (live_pairs, empty or one list per point) the pair holdings.
   std::vector<std::vector<NodeIdx>> live_points;
+  std::vector<std::vector<PairIdx>> live_pairs;
   double memory_budget = kNoBudget;  // bytes per device, static included
   double static_budget = kNoBudget;  // bytes per device for static bytes alone
 

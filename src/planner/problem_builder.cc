@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <queue>
 #include <tuple>
 
 namespace autopar {
@@ -132,79 +134,159 @@ void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
   }
 }
 
-// Time points where the activation peak can be: right before a storage dies.
-// A point is dropped when even its largest possible bytes (every storage at its
-// biggest strategy) stay below the smallest possible bytes of another point:
-// its row can never bind before that one does. Returns the candidate count.
-int32_t add_time_points(const Liveness& live, const std::vector<double>& min_bytes,
-                     const std::vector<double>& max_bytes, Problem& problem) {
-  std::vector<int32_t> points = peak_candidate_points(live);
-  const auto n = static_cast<int32_t>(live.start.size());
-  std::vector<std::vector<int32_t>> starting(static_cast<size_t>(n)), ending(static_cast<size_t>(n));
-  for (int32_t s = 0; s < n; ++s) {
-    auto i = static_cast<size_t>(s);
-    if (live.start[i] < 0 || live.role[i] != StorageRole::kActivation) continue;
-    starting[static_cast<size_t>(live.start[i])].push_back(s);
-    ending[static_cast<size_t>(live.end[i])].push_back(s);
+// One holding over positions [start, end]: a node's bytes (pair < 0) or a
+// pair holding's, between the least and most its strategies can give.
+struct Interval {
+  int32_t start = 0, end = 0;
+  double lo = 0, hi = 0;
+  NodeId node = kNoNode;
+  planner::PairIdx pair = -1;
+};
+
+// Positions where the peak can be: right before a holding dies. A position
+// adds nothing over the previous candidate when everything live at it was
+// already live there (the latest start among them is no later).
+std::vector<int32_t> peak_candidates(const std::vector<Interval>& intervals, int32_t positions) {
+  const auto n = static_cast<size_t>(positions);
+  std::vector<char> is_end(n, 0);
+  std::vector<std::vector<size_t>> starting(n);
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    is_end[static_cast<size_t>(intervals[i].end)] = 1;
+    starting[static_cast<size_t>(intervals[i].start)].push_back(i);
+  }
+  std::priority_queue<std::pair<int32_t, size_t>> allocated;  // (start, interval), dead ones lazily
+  std::vector<int32_t> points;
+  int32_t previous = -1;
+  for (int32_t t = 0; t < positions; ++t) {
+    for (size_t i : starting[static_cast<size_t>(t)]) allocated.emplace(t, i);
+    while (!allocated.empty() && intervals[allocated.top().second].end < t) allocated.pop();
+    if (!is_end[static_cast<size_t>(t)]) continue;
+    int32_t max_start = allocated.empty() ? -1 : allocated.top().first;
+    if (previous < 0 || previous < max_start) points.push_back(t);
+    previous = t;
+  }
+  return points;
+}
+
+// Time points where the activation peak can be. A point is dropped when even
+// its largest possible bytes (every holding at its biggest) stay below the
+// smallest possible bytes of another point: its row can never bind before
+// that one does. Returns the candidate count.
+int32_t add_time_points(const std::vector<Interval>& intervals, int32_t positions, Problem& problem) {
+  std::vector<int32_t> points = peak_candidates(intervals, positions);
+  const auto n = static_cast<size_t>(positions);
+  std::vector<std::vector<size_t>> starting(n), ending(n);
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    starting[static_cast<size_t>(intervals[i].start)].push_back(i);
+    ending[static_cast<size_t>(intervals[i].end)].push_back(i);
   }
   std::vector<double> lo(points.size()), hi(points.size());
   double lo_now = 0, hi_now = 0, best_lo = 0;
   size_t next = 0;
-  for (int32_t t = 0; t < n && next < points.size(); ++t) {
-    for (int32_t s : starting[static_cast<size_t>(t)]) {
-      lo_now += min_bytes[static_cast<size_t>(s)];
-      hi_now += max_bytes[static_cast<size_t>(s)];
-    }
-    if (points[next] == t) {
+  for (size_t t = 0; t < n && next < points.size(); ++t) {
+    for (size_t i : starting[t]) lo_now += intervals[i].lo, hi_now += intervals[i].hi;
+    if (points[next] == static_cast<int32_t>(t)) {
       lo[next] = lo_now;
       hi[next] = hi_now;
       best_lo = std::max(best_lo, lo_now);
       ++next;
     }
-    for (int32_t s : ending[static_cast<size_t>(t)]) {
-      lo_now -= min_bytes[static_cast<size_t>(s)];
-      hi_now -= max_bytes[static_cast<size_t>(s)];
-    }
+    for (size_t i : ending[t]) lo_now -= intervals[i].lo, hi_now -= intervals[i].hi;
   }
   std::vector<int32_t> kept;
   for (size_t p = 0; p < points.size(); ++p) {
     if (hi[p] > best_lo || lo[p] == best_lo) kept.push_back(points[p]);
   }
   // Materialise the live lists of the kept points with one sweep.
-  std::vector<NodeId> live_now;
+  std::vector<size_t> live_now;
   size_t k = 0;
-  for (int32_t t = 0; t < n && k < kept.size(); ++t) {
-    for (int32_t s : starting[static_cast<size_t>(t)]) live_now.push_back(s);
-    if (kept[k] == t) {
-      problem.live_points.push_back(live_now);
+  for (size_t t = 0; t < n && k < kept.size(); ++t) {
+    for (size_t i : starting[t]) live_now.push_back(i);
+    if (kept[k] == static_cast<int32_t>(t)) {
+      std::vector<planner::NodeIdx> nodes;
+      std::vector<planner::PairIdx> pairs;
+      for (size_t i : live_now) {
+        if (intervals[i].pair >= 0) pairs.push_back(intervals[i].pair);
+        else nodes.push_back(intervals[i].node);
+      }
+      std::sort(nodes.begin(), nodes.end());
+      std::sort(pairs.begin(), pairs.end());
+      problem.live_points.push_back(std::move(nodes));
+      problem.live_pairs.push_back(std::move(pairs));
       ++k;
     }
-    if (!ending[static_cast<size_t>(t)].empty()) {
-      std::erase_if(live_now, [&](NodeId s) { return live.end[static_cast<size_t>(s)] == t; });
+    if (!ending[t].empty()) {
+      std::erase_if(live_now, [&](size_t i) { return intervals[i].end == static_cast<int32_t>(t); });
     }
   }
   return static_cast<int32_t>(points.size());
 }
 
-}  // namespace
-
-// The intervals of the step's holdings that are not held all step, as a
-// liveness (one interval per node, step_memory.h) for the time points.
-Liveness holding_intervals(const std::vector<StepHolding>& held, int32_t nodes) {
-  Liveness iv;
-  const auto n = static_cast<size_t>(nodes);
-  iv.storage_root.resize(n);
-  for (size_t i = 0; i < n; ++i) iv.storage_root[i] = static_cast<NodeId>(i);
-  iv.start.assign(n, -1);
-  iv.end.assign(n, -1);
-  iv.role.assign(n, StorageRole::kActivation);
-  for (const StepHolding& h : held) {
-    if (h.all_step(nodes - 1)) continue;
-    iv.start[static_cast<size_t>(h.node)] = h.start;
-    iv.end[static_cast<size_t>(h.node)] = h.end;
+// The last position at which each view's result is read, directly or
+// through views of it (a graph output counts as read where step_memory.h
+// keeps it); -1 for nodes that are not views.
+std::vector<int32_t> view_read_ends(const Graph& graph) {
+  const auto n = static_cast<size_t>(graph.size());
+  std::vector<int32_t> end(n, -1);
+  auto is_view = [&](NodeId v) {
+    const Node& node = graph.node(v);
+    return node.op != OpId::kGetItem && !node.inputs.empty() && aliases_input(node);
+  };
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (is_view(v)) end[static_cast<size_t>(v)] = v;
+    for (NodeId input : graph.node(v).inputs)
+      if (end[static_cast<size_t>(input)] >= 0) end[static_cast<size_t>(input)] = std::max(end[static_cast<size_t>(input)], v);
   }
-  return iv;
+  for (const GraphOutput& out : graph.outputs()) {
+    auto& e = end[static_cast<size_t>(out.node)];
+    if (e >= 0) e = out.placeholder() == kNoNode ? graph.size() - 1 : std::max(e, out.node);
+  }
+  for (NodeId v = graph.size() - 1; v >= 0; --v) {
+    NodeId input = graph.node(v).inputs.empty() ? kNoNode : graph.node(v).inputs[0];
+    if (is_view(v) && input != kNoNode && end[static_cast<size_t>(input)] >= 0)
+      end[static_cast<size_t>(input)] = std::max(end[static_cast<size_t>(input)], end[static_cast<size_t>(v)]);
+  }
+  return end;
 }
+
+// A view whose operand is redistributed views the copy and keeps it over its
+// liveness (step_memory.h): one pair holding per view, bytes the view's
+// operand sharding gives when it differs from the producer's, 0 when equal.
+// The producer's own storage still counts to the view's last read (the rows
+// over-count it when the copy lets it die sooner). Matrices are computed
+// once per representative pair.
+void add_view_copies(const Graph& graph, const StrategyGraph& sg, const std::vector<NodeId>& rep,
+                     Problem& problem, std::vector<Interval>& intervals) {
+  std::vector<int32_t> end = view_read_ends(graph);
+  std::map<std::pair<NodeId, NodeId>, std::shared_ptr<const std::vector<double>>> matrices;
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (end[static_cast<size_t>(v)] < 0) continue;
+    NodeId u = graph.node(v).inputs[0];
+    auto [it, fresh] = matrices.try_emplace({rep_of(rep, u), rep_of(rep, v)});
+    if (fresh) {
+      NodeId ru = it->first.first, rv = it->first.second;
+      const NodeStrategies &from = sg.nodes[static_cast<size_t>(ru)], &to = sg.nodes[static_cast<size_t>(rv)];
+      int out = producer_output_index(graph, rv, 0);
+      const TensorMeta& meta = input_meta(graph, rv, 0);
+      auto bytes = std::make_shared<std::vector<double>>(static_cast<size_t>(from.size()) * static_cast<size_t>(to.size()), 0.0);
+      std::vector<double> copy(static_cast<size_t>(to.size()));
+      for (StrategyIdx j = 0; j < to.size(); ++j) copy[static_cast<size_t>(j)] = local_tensor_bytes(meta, to.input(j, 0), sg.mesh);
+      for (StrategyIdx i = 0; i < from.size(); ++i)
+        for (StrategyIdx j = 0; j < to.size(); ++j)
+          if (from.output(i, out) != to.input(j, 0))
+            (*bytes)[static_cast<size_t>(i * to.size() + j)] = copy[static_cast<size_t>(j)];
+      it->second = std::move(bytes);
+    }
+    const std::vector<double>& bytes = *it->second;
+    double hi = *std::max_element(bytes.begin(), bytes.end());
+    if (hi == 0) continue;
+    intervals.push_back({v, end[static_cast<size_t>(v)], *std::min_element(bytes.begin(), bytes.end()), hi,
+                         kNoNode, static_cast<planner::PairIdx>(problem.pairs.size())});
+    problem.pairs.push_back({u, v, it->second});
+  }
+}
+
+}  // namespace
 
 BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
                            const std::vector<NodeId>& rep,
@@ -251,7 +333,13 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
   emit_edges(pending, problem);
   int32_t memory_points = 0;
   if (problem.memory_budget < planner::kNoBudget) {
-    memory_points = add_time_points(holding_intervals(held, graph.size()), min_bytes, max_bytes, problem);
+    std::vector<Interval> intervals;
+    for (const StepHolding& h : held)
+      if (!h.all_step(graph.size() - 1))
+        intervals.push_back({h.start, h.end, min_bytes[static_cast<size_t>(h.node)],
+                             max_bytes[static_cast<size_t>(h.node)], h.node, -1});
+    add_view_copies(graph, sg, rep, problem, intervals);
+    memory_points = add_time_points(intervals, graph.size(), problem);
   }
   count_unreduced_ilp(graph, sg, options.pair_activation_grads, memory_points, built);
   return built;

@@ -88,6 +88,15 @@ struct SolverOptions {
   bool exact_memory_bound = true;
   // Try the LP relaxation first; CBC only if it is fractional (cbc_solver.h).
   bool lp_first = true;
+  // Memory rows enter the ILP lazily: solve with none (but the static-budget
+  // row), then add the rows the answer breaks (the memory_rows_per_round most
+  // broken; all of them after max_memory_row_rounds rounds) and solve again,
+  // until none is broken. Each round's ILP relaxes the full one, so its bound
+  // is valid, and an answer breaking no row is as optimal as the round's
+  // status says. Deterministic.
+  bool lazy_memory_rows = true;
+  int32_t memory_rows_per_round = 16;
+  int32_t max_memory_row_rounds = 8;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
   ProgressCallback progress;  // empty: no progress reports
@@ -115,6 +124,8 @@ struct SolveStats {
   int32_t reduced_nodes = 0;      // with two or more strategies after presolve
   int32_t reduced_edges = 0;
   int32_t memory_rows = 0;
+  int32_t memory_rows_entered = 0;  // of memory_rows, in the last round's ILP
+  int32_t memory_row_rounds = 0;    // solves until no row was broken
   int32_t variables = 0;
   int32_t integer_variables = 0;
   int32_t constraints = 0;

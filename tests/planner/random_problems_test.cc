@@ -1,5 +1,6 @@
 // CBC (after presolve) against brute force on small random problems with
 // forbidden pairs, pins, follows and memory rows; fixed seeds.
+#include <memory>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@ struct Knobs {
   bool memory = false;
   bool pins = false;
   bool follows = false;
+  bool pairs = false;  // pair holdings (bytes both ends decide), memory only
 };
 
 class RandomProblem {
@@ -32,6 +34,7 @@ class RandomProblem {
     if (k.pins) p.pins.push_back(Pin{uniform(0, n - 1), {0}});
     if (k.follows) add_follow(p, n);
     if (k.memory) add_memory(p, n);
+    if (k.memory && k.pairs) add_pairs(p, n);
     return p;
   }
 
@@ -79,6 +82,22 @@ class RandomProblem {
     if (uniform(0, 3) == 0) p.static_budget = uniform(0, 80) + 0.5;
   }
 
+  // Pair holdings between random nodes (joined by an edge or not, in one
+  // follow group or not), each live at some of the time points.
+  void add_pairs(Problem& p, int n) {
+    p.live_pairs.assign(p.live_points.size(), {});
+    for (int h = uniform(1, 4); h > 0; --h) {
+      int a = uniform(0, n - 1), b = uniform(0, n - 1);
+      if (a == b) continue;
+      auto bytes = std::make_shared<std::vector<double>>(p.strategy_count(a) * p.strategy_count(b));
+      for (double& x : *bytes) x = uniform(0, 2) == 0 ? 0 : uniform(0, 80);
+      auto index = static_cast<PairIdx>(p.pairs.size());
+      p.pairs.push_back(PairHolding{a, b, std::move(bytes)});
+      for (auto& live : p.live_pairs)
+        if (uniform(0, 1) == 1) live.push_back(index);
+    }
+  }
+
   std::mt19937 rng_;
 };
 
@@ -115,6 +134,32 @@ TEST(RandomProblems, CbcMatchesBruteForceWithPinsAndFollows) {
 
 TEST(RandomProblems, CbcMatchesBruteForceWithMemoryRows) {
   expect_cbc_matches_brute_force({.memory = true}, 300, 15);
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceWithPairHoldings) {
+  expect_cbc_matches_brute_force({.memory = true, .pairs = true}, 500, 25);
+}
+
+TEST(RandomProblems, CbcMatchesBruteForceWithPairHoldingsPinsAndFollows) {
+  expect_cbc_matches_brute_force({.memory = true, .pins = true, .follows = true, .pairs = true}, 600, 40);
+}
+
+// Every row in the ILP from the start gives the same optima as rows entered lazily.
+TEST(RandomProblems, LazyMemoryRowsGiveTheSameOptimaAsAllRows) {
+  int compared = 0;
+  for (uint32_t seed = 700; seed < 730; ++seed) {
+    Problem p = RandomProblem(seed).make({.memory = true, .pins = true, .follows = true, .pairs = true});
+    SolverOptions all;
+    all.lazy_memory_rows = false;
+    Expected<Solution> lazy = solve_with_cbc(p), eager = solve_with_cbc(p, all);
+    ASSERT_TRUE(lazy.ok() && eager.ok()) << "seed " << seed;
+    ASSERT_EQ(lazy->status, eager->status) << "seed " << seed;
+    if (lazy->status != SolveStatus::kOptimal) continue;
+    ++compared;
+    EXPECT_NEAR(lazy->objective, eager->objective, 1e-6) << "seed " << seed;
+    EXPECT_TRUE(is_feasible(p, evaluate(p, lazy->assignment))) << "seed " << seed;
+  }
+  EXPECT_GT(compared, 7);
 }
 
 TEST(RandomProblems, CbcMatchesBruteForceWithEverything) {
