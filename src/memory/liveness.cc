@@ -93,30 +93,30 @@ Liveness analyze_liveness(const Graph& graph, const std::vector<char>* own_stora
 }
 
 std::vector<int32_t> peak_candidate_points(const Liveness& live) {
-  const auto n = static_cast<int32_t>(live.start.size());
+  return peak_candidate_points(live.start, live.end, static_cast<int32_t>(live.start.size()));
+}
+
+std::vector<int32_t> peak_candidate_points(const std::vector<int32_t>& start,
+                                           const std::vector<int32_t>& end, int32_t positions) {
+  const auto n = static_cast<size_t>(positions);
   // max_start[t]: latest allocation among storages live at t. A candidate t is
   // dominated by the previous candidate p when p >= max_start[t]: everything
   // live at t was then already live at p (all of it ends at or after t > p).
-  std::vector<bool> is_end(static_cast<size_t>(n), false);
-  for (int32_t i = 0; i < n; ++i) {
-    if (live.end[static_cast<size_t>(i)] >= 0) is_end[static_cast<size_t>(live.end[static_cast<size_t>(i)])] = true;
+  std::vector<bool> is_end(n, false);
+  std::vector<std::vector<size_t>> starting(n);
+  for (size_t i = 0; i < start.size(); ++i) {
+    if (start[i] < 0) continue;
+    is_end[static_cast<size_t>(end[i])] = true;
+    starting[static_cast<size_t>(start[i])].push_back(i);
   }
-  std::vector<std::vector<int32_t>> starting(static_cast<size_t>(n));
-  for (int32_t s = 0; s < n; ++s) {
-    if (live.start[static_cast<size_t>(s)] >= 0) {
-      starting[static_cast<size_t>(live.start[static_cast<size_t>(s)])].push_back(s);
-    }
-  }
-  // Max-heap of (start, storage) over storages allocated so far; entries that
+  // Max-heap of (start, interval) over intervals begun so far; entries that
   // have died are dropped lazily when they reach the top.
-  std::priority_queue<std::pair<int32_t, int32_t>> allocated;
+  std::priority_queue<std::pair<int32_t, size_t>> allocated;
   std::vector<int32_t> points;
   int32_t previous = -1;
-  for (int32_t t = 0; t < n; ++t) {
-    for (int32_t s : starting[static_cast<size_t>(t)]) allocated.emplace(t, s);
-    while (!allocated.empty() && live.end[static_cast<size_t>(allocated.top().second)] < t) {
-      allocated.pop();
-    }
+  for (int32_t t = 0; t < positions; ++t) {
+    for (size_t i : starting[static_cast<size_t>(t)]) allocated.emplace(t, i);
+    while (!allocated.empty() && end[allocated.top().second] < t) allocated.pop();
     if (!is_end[static_cast<size_t>(t)]) continue;
     int32_t max_start = allocated.empty() ? -1 : allocated.top().first;
     if (previous < 0 || previous < max_start) points.push_back(t);

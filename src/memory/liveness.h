@@ -54,6 +54,10 @@ Liveness analyze_liveness(const Graph& graph, const std::vector<char>* own_stora
 // storage dies, the live set is at a local maximum. Positions whose live set is
 // a subset of another kept position's are dropped. Returned sorted.
 std::vector<int32_t> peak_candidate_points(const Liveness& liveness);
+// The same over any intervals [start[i], end[i]] on positions 0..positions-1
+// (start -1: no interval); the Liveness overload passes its storages.
+std::vector<int32_t> peak_candidate_points(const std::vector<int32_t>& start,
+                                           const std::vector<int32_t>& end, int32_t positions);
 
 // Storage roots live at position t (start <= t <= end), of the given role.
 std::vector<NodeId> live_at(const Liveness& liveness, int32_t t, StorageRole role);

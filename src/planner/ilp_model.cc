@@ -59,15 +59,11 @@ double objective_scale(const ReducedProblem& r) {
   return largest > 0 ? 1e3 / largest : 1.0;
 }
 
-double max_coef_sum(const std::vector<MemoryTerm>& terms) {
+// Terms with coefficient vectors (MemoryTerm, EdgeMemoryTerm): the sum of maxima.
+template <typename Term>
+double max_coef_sum(const std::vector<Term>& terms) {
   double sum = 0;
-  for (const MemoryTerm& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
-  return sum;
-}
-
-double max_coef_sum(const std::vector<EdgeMemoryTerm>& terms) {
-  double sum = 0;
-  for (const EdgeMemoryTerm& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+  for (const Term& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
   return sum;
 }
 

@@ -186,30 +186,17 @@ class RowBuilder {
   std::vector<std::pair<int32_t, int32_t>> on_edge_;  // pair -> (edge, held index)
 };
 
-// Most that row a's left side can exceed row b's over every assignment:
-// groups choose independently, so it is the sum of per-group maxima.
-double max_excess(const MemoryRow& a, const MemoryRow& b) {
-  double excess = a.ilp_constant - b.ilp_constant;
-  if (a.shared_static != b.shared_static) return kInfiniteCost;
-  size_t i = 0, j = 0;
+// Most that terms a can exceed terms b by (both sorted by key(term)): each
+// key chooses independently, so it is the sum of per-key maxima.
+template <typename Term, typename Key>
+double most_excess(const std::vector<Term>& a, const std::vector<Term>& b, Key key) {
   static const std::vector<double> kNone;
-  while (i < a.terms.size() || j < b.terms.size()) {
-    GroupIdx ga = i < a.terms.size() ? a.terms[i].group : std::numeric_limits<GroupIdx>::max();
-    GroupIdx gb = j < b.terms.size() ? b.terms[j].group : std::numeric_limits<GroupIdx>::max();
-    const std::vector<double>& ca = ga <= gb ? a.terms[i].coef : kNone;
-    const std::vector<double>& cb = gb <= ga ? b.terms[j].coef : kNone;
-    double most = -kInfiniteCost;
-    for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
-      most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
-    excess += most;
-    i += ga <= gb ? 1 : 0;
-    j += gb <= ga ? 1 : 0;
-  }
-  for (i = 0, j = 0; i < a.edge_terms.size() || j < b.edge_terms.size();) {
-    int32_t ka = i < a.edge_terms.size() ? a.edge_terms[i].edge : std::numeric_limits<int32_t>::max();
-    int32_t kb = j < b.edge_terms.size() ? b.edge_terms[j].edge : std::numeric_limits<int32_t>::max();
-    const std::vector<double>& ca = ka <= kb ? a.edge_terms[i].coef : kNone;
-    const std::vector<double>& cb = kb <= ka ? b.edge_terms[j].coef : kNone;
+  double excess = 0;
+  for (size_t i = 0, j = 0; i < a.size() || j < b.size();) {
+    int32_t ka = i < a.size() ? key(a[i]) : std::numeric_limits<int32_t>::max();
+    int32_t kb = j < b.size() ? key(b[j]) : std::numeric_limits<int32_t>::max();
+    const std::vector<double>& ca = ka <= kb ? a[i].coef : kNone;
+    const std::vector<double>& cb = kb <= ka ? b[j].coef : kNone;
     double most = -kInfiniteCost;
     for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
       most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
@@ -218,6 +205,14 @@ double max_excess(const MemoryRow& a, const MemoryRow& b) {
     j += kb <= ka ? 1 : 0;
   }
   return excess;
+}
+
+// Most that row a's left side can exceed row b's over every assignment.
+double max_excess(const MemoryRow& a, const MemoryRow& b) {
+  if (a.shared_static != b.shared_static) return kInfiniteCost;
+  return a.ilp_constant - b.ilp_constant +
+         most_excess(a.terms, b.terms, [](const MemoryTerm& t) { return t.group; }) +
+         most_excess(a.edge_terms, b.edge_terms, [](const EdgeMemoryTerm& t) { return t.edge; });
 }
 
 // Drops time rows implied by a nearby kept row (whose left side is at least

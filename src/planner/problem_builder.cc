@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <queue>
 #include <tuple>
 
 namespace autopar {
@@ -143,37 +142,14 @@ struct Interval {
   planner::PairIdx pair = -1;
 };
 
-// Positions where the peak can be: right before a holding dies. A position
-// adds nothing over the previous candidate when everything live at it was
-// already live there (the latest start among them is no later).
-std::vector<int32_t> peak_candidates(const std::vector<Interval>& intervals, int32_t positions) {
-  const auto n = static_cast<size_t>(positions);
-  std::vector<char> is_end(n, 0);
-  std::vector<std::vector<size_t>> starting(n);
-  for (size_t i = 0; i < intervals.size(); ++i) {
-    is_end[static_cast<size_t>(intervals[i].end)] = 1;
-    starting[static_cast<size_t>(intervals[i].start)].push_back(i);
-  }
-  std::priority_queue<std::pair<int32_t, size_t>> allocated;  // (start, interval), dead ones lazily
-  std::vector<int32_t> points;
-  int32_t previous = -1;
-  for (int32_t t = 0; t < positions; ++t) {
-    for (size_t i : starting[static_cast<size_t>(t)]) allocated.emplace(t, i);
-    while (!allocated.empty() && intervals[allocated.top().second].end < t) allocated.pop();
-    if (!is_end[static_cast<size_t>(t)]) continue;
-    int32_t max_start = allocated.empty() ? -1 : allocated.top().first;
-    if (previous < 0 || previous < max_start) points.push_back(t);
-    previous = t;
-  }
-  return points;
-}
-
 // Time points where the activation peak can be. A point is dropped when even
 // its largest possible bytes (every holding at its biggest) stay below the
 // smallest possible bytes of another point: its row can never bind before
 // that one does. Returns the candidate count.
 int32_t add_time_points(const std::vector<Interval>& intervals, int32_t positions, Problem& problem) {
-  std::vector<int32_t> points = peak_candidates(intervals, positions);
+  std::vector<int32_t> starts(intervals.size()), ends(intervals.size());
+  for (size_t i = 0; i < intervals.size(); ++i) starts[i] = intervals[i].start, ends[i] = intervals[i].end;
+  std::vector<int32_t> points = peak_candidate_points(starts, ends, positions);
   const auto n = static_cast<size_t>(positions);
   std::vector<std::vector<size_t>> starting(n), ending(n);
   for (size_t i = 0; i < intervals.size(); ++i) {
