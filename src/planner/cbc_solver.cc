@@ -17,6 +17,7 @@
 #include <coin/Cbc_C_Interface.h>
 #include <coin/Clp_C_Interface.h>
 
+#include "planner/local_search.h"
 #include "planner/memory_bound.h"
 #include "planner/stopwatch.h"
 
@@ -242,7 +243,8 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
   return run_cbc_reporting(m, o, std::chrono::steady_clock::now(), ObjectiveMap{});
 }
 
-Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run) {
+Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run,
+                                     LpSolution* fractional) {
   auto start = std::chrono::steady_clock::now();
   std::vector<int> col_start, index;
   std::vector<double> value;
@@ -278,6 +280,11 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
     run.status = SolveStatus::kOptimal;
     run.columns.assign(x, x + m.columns());
     run.objective = run.best_bound = Clp_objectiveValue(clp);
+  } else if (!stopped && fractional) {
+    const double* d = Clp_getReducedCost(clp);
+    fractional->columns.assign(x, x + m.columns());
+    fractional->reduced_costs.assign(d, d + m.columns());
+    fractional->objective = Clp_objectiveValue(clp);
   }
   Clp_deleteModel(clp);
   run.seconds = seconds_since(start);
@@ -336,6 +343,138 @@ Solution infeasible(const Problem& p, const ReducedProblem& r, const SolverOptio
   return s;
 }
 
+// The columns a choice sets to 1: its s columns and its edges' pair columns.
+std::vector<int> columns_of(const ReducedProblem& r, const IlpModel& m, const std::vector<int32_t>& choice) {
+  std::vector<int> columns;
+  for (size_t g = 0; g < r.nodes.size(); ++g)
+    if (m.first_column[g] >= 0) columns.push_back(m.first_column[g] + choice[g]);
+  for (size_t k = 0; k < r.edges.size(); ++k) {
+    const ReducedEdge& e = r.edges[k];
+    int32_t a = e.u_class[static_cast<size_t>(choice[static_cast<size_t>(e.u)])];
+    int32_t b = e.v_class[static_cast<size_t>(choice[static_cast<size_t>(e.v)])];
+    int c = m.edge_columns[k][static_cast<size_t>(a * e.v_classes + b)];
+    if (c >= 0) columns.push_back(c);
+  }
+  std::sort(columns.begin(), columns.end());
+  return columns;
+}
+
+// The LP rounded where it is fractional only: groups the relaxation sets
+// integrally keep that strategy, and a small ILP over the others (and the
+// pair columns their edges leave open) chooses theirs. Empty if it finds
+// nothing within the limits (then plain rounding is the candidate).
+std::vector<int32_t> round_fractional_groups(const ReducedProblem& r, const IlpModel& m,
+                                             const LpSolution& lp, const SolverOptions& o) {
+  constexpr double kIntegral = 1e-6;
+  std::vector<char> keep(static_cast<size_t>(m.columns()), 1);
+  std::vector<int32_t> fixed(r.nodes.size(), -1);
+  for (size_t g = 0; g < r.nodes.size(); ++g) {
+    if (m.first_column[g] < 0) continue;
+    size_t first = static_cast<size_t>(m.first_column[g]), n = r.nodes[g].alive.size();
+    for (size_t k = 0; k < n; ++k)
+      if (lp.columns[first + k] >= 1 - kIntegral) fixed[g] = static_cast<int32_t>(k);
+    if (fixed[g] >= 0)
+      for (size_t k = 0; k < n; ++k) keep[first + k] = static_cast<int32_t>(k) == fixed[g];
+  }
+  for (size_t k = 0; k < r.edges.size(); ++k) {
+    const ReducedEdge& e = r.edges[k];
+    int32_t fu = fixed[static_cast<size_t>(e.u)], fv = fixed[static_cast<size_t>(e.v)];
+    for (int32_t a = 0; a < e.u_classes; ++a)
+      for (int32_t b = 0; b < e.v_classes; ++b) {
+        int c = m.edge_columns[k][static_cast<size_t>(a * e.v_classes + b)];
+        if (c < 0) continue;
+        if ((fu >= 0 && e.u_class[static_cast<size_t>(fu)] != a) ||
+            (fv >= 0 && e.v_class[static_cast<size_t>(fv)] != b))
+          keep[static_cast<size_t>(c)] = 0;
+      }
+  }
+  std::vector<int> kept;
+  IlpModel small = restrict_columns(m, keep, kept);
+  SolverOptions quiet = o;
+  quiet.progress = {};
+  CbcRun run = run_cbc(small, quiet);
+  if (run.columns.empty()) return {};
+  std::vector<double> x = expand_columns(run.columns, kept, m.columns());
+  return decode_choice(r, m, x.data());
+}
+
+// The best of the LP rounded (where fractional, by a small ILP; and plainly)
+// and the caller's start, each improved by single moves; empty when none is
+// a feasible choice.
+std::vector<int32_t> incumbent_choice(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
+                                      const SolverOptions& o, const std::vector<int>& start, double& cost) {
+  std::vector<std::vector<int32_t>> candidates{round_fractional_groups(r, m, lp, o),
+                                               decode_choice(r, m, lp.columns.data())};
+  if (!start.empty()) {
+    std::vector<double> x(static_cast<size_t>(m.columns()), 0.0);
+    for (int c : start) x[static_cast<size_t>(c)] = 1;
+    candidates.push_back(decode_choice(r, m, x.data()));
+  }
+  std::vector<int32_t> best;
+  cost = kInfiniteCost;
+  for (std::vector<int32_t>& choice : candidates) {
+    if (choice.empty() || !(choice_cost(r, choice) < kInfiniteCost) || !memory_rows_hold(r, choice))
+      continue;
+    double c = improve_by_single_moves(r, choice);
+    if (c < cost) cost = c, best = std::move(choice);
+  }
+  return best;
+}
+
+// After a fractional LP relaxation: an incumbent from it, reduced-cost fixing
+// against that incumbent, and CBC on the columns left
+// (reduced_cost_fixing.h). CBC on the whole model when there is no incumbent.
+CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
+                              const SolverOptions& o, std::chrono::steady_clock::time_point progress_start,
+                              ObjectiveMap map, const std::vector<int>& start, SolveStats& stats) {
+  auto begin = std::chrono::steady_clock::now();
+  double cost = kInfiniteCost;
+  std::vector<int32_t> choice = o.reduced_cost_fixing ? incumbent_choice(r, m, lp, o, start, cost)
+                                                      : std::vector<int32_t>{};
+  if (choice.empty()) return run_cbc_reporting(m, o, progress_start, map, start);
+  ++stats.relaxation_incumbents;
+  const double incumbent = cost * m.objective_scale;
+  std::vector<int> incumbent_columns = columns_of(r, m, choice);
+  CbcRun run;
+  if (incumbent <= lp.objective + 1e-9 * std::max(1.0, std::abs(incumbent))) {
+    // The incumbent meets the LP bound: optimal, nothing left to search.
+    run.status = SolveStatus::kOptimal;
+    run.columns.assign(static_cast<size_t>(m.columns()), 0.0);
+    for (int c : incumbent_columns) run.columns[static_cast<size_t>(c)] = 1;
+    run.objective = incumbent;
+    run.best_bound = lp.objective;
+    run.seconds = seconds_since(begin);
+    stats.restricted_variables = 0;
+    return run;
+  }
+  std::vector<char> keep = columns_that_may_improve(m, lp, incumbent);
+  std::vector<int> kept;
+  IlpModel restricted = restrict_columns(m, keep, kept);
+  std::vector<int> restricted_start;
+  for (int c : incumbent_columns) {
+    auto at = std::lower_bound(kept.begin(), kept.end(), c);
+    if (at == kept.end() || *at != c) return run_cbc_reporting(m, o, progress_start, map, start);
+    restricted_start.push_back(static_cast<int>(at - kept.begin()));
+  }
+  stats.restricted_variables = restricted.columns();
+  SolverOptions rest = o;
+  rest.time_limit_s = std::max(o.time_limit_s - seconds_since(begin), 1e-3);
+  run = run_cbc_reporting(restricted, rest, progress_start, map, restricted_start);
+  if (run.status == SolveStatus::kInfeasible || run.columns.empty()) {
+    // Cannot be (the incumbent is feasible there) unless tolerances bit:
+    // keep the incumbent rather than lose it.
+    run.columns.assign(static_cast<size_t>(restricted.columns()), 0.0);
+    for (int c : restricted_start) run.columns[static_cast<size_t>(c)] = 1;
+    run.objective = incumbent;
+    if (run.status == SolveStatus::kInfeasible) run.status = SolveStatus::kFeasible, run.best_bound = lp.objective;
+  }
+  run.columns = expand_columns(run.columns, kept, m.columns());
+  // Solutions outside the restricted model cost more than the incumbent.
+  run.best_bound = std::max(lp.objective, std::min(run.best_bound, incumbent));
+  run.seconds = seconds_since(begin);
+  return run;
+}
+
 // One solve of the reduced problem with the memory rows it holds now. Fills s
 // (status, bound, message) and choice; false when there is no answer to go
 // on with (infeasible or stopped without one: s says why). Stats add up over
@@ -369,14 +508,18 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   CbcRun run;
   const ObjectiveMap map{m.objective_scale, r.constant_cost};
   if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
-  Relaxation lp = o.lp_first ? solve_integral_relaxation(m, left, run) : Relaxation::kFractional;
+  LpSolution relaxation;
+  Relaxation lp = o.lp_first ? solve_integral_relaxation(m, left, run, &relaxation)
+                             : Relaxation::kFractional;
   bool done = lp != Relaxation::kFractional;  // stopped: no CBC (see cbc_solver.h)
   double lp_s = run.seconds;
   stats.lp_iterations += run.lp_iterations;
   if (!done) {
     SolverOptions rest = left;  // the relaxation's time counts against the limit
     rest.time_limit_s = std::max(left.time_limit_s - lp_s, 1e-3);
-    run = run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
+    run = o.lp_first ? solve_after_relaxation(r, m, relaxation, rest, solve_start, map,
+                                              start_columns(r, m, incumbent), stats)
+                     : run_cbc_reporting(m, rest, solve_start, map, start_columns(r, m, incumbent));
   }
   stats.solve_s += run.seconds + (done ? 0 : lp_s);
   stats.search_nodes += run.nodes;

@@ -9,6 +9,7 @@
 #include "ir/expected.h"
 #include "planner/ilp_model.h"
 #include "planner/problem.h"
+#include "planner/reduced_cost_fixing.h"
 #include "planner/solver.h"
 
 namespace autopar::planner {
@@ -46,8 +47,10 @@ CbcRun run_cbc(const IlpModel& model, const SolverOptions& options);
 // (run.stopped_by says which). CBC would then solve it again in its root node,
 // which watches neither (its crossover ran minutes past a 30 s limit on a 3-D
 // mesh), so the caller stops.
+// With kFractional and `fractional` given, the LP's solution and reduced
+// costs go there (for reduced_cost_fixing.h).
 enum class Relaxation { kIntegral, kFractional, kStopped };
 Relaxation solve_integral_relaxation(const IlpModel& model, const SolverOptions& options,
-                                     CbcRun& run);
+                                     CbcRun& run, LpSolution* fractional = nullptr);
 
 }  // namespace autopar::planner

@@ -177,8 +177,8 @@ IlpModel build_ilp(const ReducedProblem& r, IlpObjective objective, bool with_na
     b.end_row(1, 1, "one", gi);  // sum_k s_gk = 1
   }
   if (!cost) m.peak_column = b.add_column(1.0, kInfiniteCost, /*integer=*/false, "M");
-  std::vector<std::vector<int>> edge_columns = add_edges(r, m, b, cost);
-  add_memory_rows(r, m, b, !cost, edge_columns);
+  m.edge_columns = add_edges(r, m, b, cost);
+  add_memory_rows(r, m, b, !cost, m.edge_columns);
   return m;
 }
 

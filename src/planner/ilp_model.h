@@ -33,6 +33,8 @@ struct IlpModel {
   std::vector<double> row_value;
   // Decoding: first s column of each reduced node (-1 with a single strategy).
   std::vector<int> first_column;
+  // Each reduced edge's column per class pair, row-major (-1: forbidden pair).
+  std::vector<std::vector<int>> edge_columns;
   int peak_column = -1;         // the M column with kPeakMemory
   double objective_scale = 1;   // ILP objective = scale * (cost - constant)
   double memory_scale = 1;      // memory rows are in bytes * memory_scale

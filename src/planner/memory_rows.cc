@@ -187,12 +187,15 @@ class RowBuilder {
 };
 
 // Most that terms a can exceed terms b by (both sorted by key(term)): each
-// key chooses independently, so it is the sum of per-key maxima.
+// key chooses independently, so it is the sum of per-key maxima. Every
+// coefficient vector is >= 0 with minimum 0 (the row builder subtracts it), so
+// each key adds >= 0 (where b's coefficient is 0, a's is >= 0): once the sum
+// passes stop_above it only grows, and the scan stops there.
 template <typename Term, typename Key>
-double most_excess(const std::vector<Term>& a, const std::vector<Term>& b, Key key) {
+double most_excess(const std::vector<Term>& a, const std::vector<Term>& b, Key key, double stop_above) {
   static const std::vector<double> kNone;
   double excess = 0;
-  for (size_t i = 0, j = 0; i < a.size() || j < b.size();) {
+  for (size_t i = 0, j = 0; (i < a.size() || j < b.size()) && excess <= stop_above;) {
     int32_t ka = i < a.size() ? key(a[i]) : std::numeric_limits<int32_t>::max();
     int32_t kb = j < b.size() ? key(b[j]) : std::numeric_limits<int32_t>::max();
     const std::vector<double>& ca = ka <= kb ? a[i].coef : kNone;
@@ -207,12 +210,16 @@ double most_excess(const std::vector<Term>& a, const std::vector<Term>& b, Key k
   return excess;
 }
 
-// Most that row a's left side can exceed row b's over every assignment.
-double max_excess(const MemoryRow& a, const MemoryRow& b) {
-  if (a.shared_static != b.shared_static) return kInfiniteCost;
-  return a.ilp_constant - b.ilp_constant +
-         most_excess(a.terms, b.terms, [](const MemoryTerm& t) { return t.group; }) +
-         most_excess(a.edge_terms, b.edge_terms, [](const EdgeMemoryTerm& t) { return t.edge; });
+// Whether row a's left side is at most row b's for every assignment (b then
+// binds first).
+bool implied_by(const MemoryRow& a, const MemoryRow& b) {
+  if (a.shared_static != b.shared_static) return false;
+  double room = b.ilp_constant - a.ilp_constant;  // the terms' excess must stay within it
+  double excess = most_excess(a.terms, b.terms, [](const MemoryTerm& t) { return t.group; }, room);
+  if (excess > room) return false;
+  excess += most_excess(a.edge_terms, b.edge_terms, [](const EdgeMemoryTerm& t) { return t.edge; },
+                        room - excess);
+  return excess <= room;
 }
 
 // Drops time rows implied by a nearby kept row (whose left side is at least
@@ -226,7 +233,7 @@ void drop_implied_rows(std::vector<MemoryRow>& rows) {
     size_t lo = t > kWindow ? t - kWindow : 0, hi = std::min(rows.size(), t + kWindow + 1);
     for (size_t u = lo; u < hi && !dropped[t]; ++u)
       if (u != t && !dropped[u] && !rows[u].static_budget_row &&
-          max_excess(rows[t], rows[u]) <= 0)
+          implied_by(rows[t], rows[u]))
         dropped[t] = 1;
   }
   size_t out = 0;

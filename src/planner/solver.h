@@ -96,6 +96,10 @@ struct SolverOptions {
   // status says. Deterministic.
   bool lazy_memory_rows = true;
   int32_t memory_rows_per_round = 16;
+  // After a fractional LP relaxation, an incumbent from rounding it and
+  // reduced-cost fixing against it, so CBC searches only the columns that
+  // could still improve (reduced_cost_fixing.h). Exact; off for comparison.
+  bool reduced_cost_fixing = true;
   int32_t max_memory_row_rounds = 8;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
@@ -130,6 +134,8 @@ struct SolveStats {
   int32_t integer_variables = 0;
   int32_t constraints = 0;
   int64_t nonzeros = 0;
+  int32_t relaxation_incumbents = 0;  // fractional LPs rounded to an incumbent (all rounds)
+  int32_t restricted_variables = 0;   // CBC's columns after reduced-cost fixing (0: unused)
   int32_t search_nodes = 0;      // CBC branch-and-bound nodes (sweeps: all steps)
   int64_t lp_iterations = 0;     // simplex iterations of the LP relaxation (lp_first)
   double presolve_s = 0;

@@ -22,7 +22,8 @@ at::Tensor as_doubles(const at::Tensor& t) {
 
 Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
                                               const Sharding& sharding, const at::Tensor& reference,
-                                              const SpmdMesh& mesh, const CheckTolerance& tolerance) {
+                                              const SpmdMesh& mesh, const CheckTolerance& tolerance,
+                                              at::Tensor* adopt) {
   Sharding summed = sharding;
   for (MeshDim m = 0; m < sharding.ndim; ++m) {
     if (summed[m].is_partial()) summed[m] = Placement::replicate();
@@ -62,6 +63,11 @@ Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const Ten
       at::Tensor got = recv[r].narrow(0, 1, count).view(expect.sizes());
       error = expect.numel() == 0 ? 0 : (got - expect).abs().max().item<double>();
       if (expect.numel() > 0) tol += tolerance.rtol * expect.abs().max().item<double>();
+      if (adopt != nullptr) {
+        Expected<at::Tensor> into = local_shard(*adopt, summed, mesh.mesh(), mesh_coordinate(mesh.mesh(), r));
+        if (!into) return into.error();
+        (into->is_complex() ? at::view_as_real(*into) : *into).copy_(got);
+      }
     }
     if (std::isnan(error)) error = std::numeric_limits<double>::infinity();
     c.max_error = std::max(c.max_error, error);

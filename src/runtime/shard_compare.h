@@ -29,9 +29,12 @@ struct ShardComparison {
 };
 
 // Every rank calls it (collectives); `reference` is read on rank 0 only, and
-// only rank 0's result is meaningful.
+// only rank 0's result is meaningful. With `adopt` (rank 0: a full tensor of
+// the reference's shape, often the reference itself), every rank's block is
+// then copied into it: a checked run continues from the split run's values.
 Expected<ShardComparison> compare_every_shard(const at::Tensor& local, const TensorMeta& meta,
                                               const Sharding& sharding, const at::Tensor& reference,
-                                              const SpmdMesh& mesh, const CheckTolerance& tolerance);
+                                              const SpmdMesh& mesh, const CheckTolerance& tolerance,
+                                              at::Tensor* adopt = nullptr);
 
 }  // namespace autopar

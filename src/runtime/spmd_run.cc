@@ -144,7 +144,11 @@ void record(const ShardComparison& s, const std::string& what, Comparison& c) {
 // One step's check, after the ranks' optimizer step: rank 0 runs the unsplit
 // step, then the loss, every gradient and buffer update, and every parameter
 // after both optimizer steps are compared block by block on every rank
-// (shard_compare.h). Returns the verdict broadcast from rank 0.
+// (shard_compare.h). The reference then adopts the ranks' parameters, so each
+// step is checked from the same inputs: AdamW's update lr * g / (|g| + eps)
+// turns rounding noise in a near-zero gradient into a change of up to lr,
+// which would otherwise grow into the next step's gradients. Returns the
+// verdict broadcast from rank 0.
 Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const SpmdStepResult& step,
                           double loss, const SpmdMesh& mesh, std::optional<Reference>& ref,
                           const SpmdRunOptions& options, Comparison& total) {
@@ -180,7 +184,8 @@ Expected<bool> check_step(const Graph& graph, const SpmdExecutor& exec, const Sp
     NodeId p = params[k]->param;
     Expected<ShardComparison> s =
         compare_every_shard(exec.params()[k], graph.node(p).meta(), exec.output_sharding(p),
-                            ref ? ref->params[k] : at::Tensor(), mesh, param_tol);
+                            ref ? ref->params[k] : at::Tensor(), mesh, param_tol,
+                            ref ? &ref->params[k] : nullptr);
     if (!s) return s.error();
     const Node& node = graph.node(p);
     if (ref) record(*s, fmt::format("{} after the step", node.target.empty() ? node.name : node.target), c);

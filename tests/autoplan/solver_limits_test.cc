@@ -16,11 +16,14 @@ using testing::model;
 using testing::options;
 using testing::plan_or_die;
 
-// mlp on 2x4 with 0.25 MB per device: the memory rows make the LP fractional,
-// and CBC proves the optimum after a few branch-and-bound nodes (14 here).
+// mlp on 2x4 with 0.25 MB per device: the memory rows make the LP fractional.
+// Branching on the whole model, CBC proves the optimum after a few nodes (4
+// here); reduced-cost fixing (the default) proves it without branching, so the
+// limit tests turn it off to have a search to stop.
 PlanOptions tight_mlp_options() {
   PlanOptions o = options({2, 4});
   o.memory_budget_bytes = 0.00025e9;
+  o.solver.reduced_cost_fixing = false;
   return o;
 }
 
@@ -30,6 +33,18 @@ TEST(PlanStopReason, DefaultLimitsLetTheTightMlpCaseFinishOptimal) {
   EXPECT_EQ(p.solver.status, "optimal");
   EXPECT_EQ(p.solver.stopped_by, StopReason::kCompleted);
   EXPECT_GT(p.solver.stats.search_nodes, 1);
+}
+
+TEST(PlanStopReason, ReducedCostFixingProvesTheTightMlpOptimumWithoutBranching) {
+  Graph g = model("mlp", 0, 0, 0);
+  PlanOptions o = tight_mlp_options();
+  Plan whole = plan_or_die(g, o);
+  o.solver.reduced_cost_fixing = true;
+  Plan fixed = plan_or_die(g, o);
+  EXPECT_EQ(fixed.solver.status, "optimal");
+  EXPECT_EQ(fixed.solver.stats.search_nodes, 0);
+  EXPECT_GT(fixed.solver.stats.relaxation_incumbents, 0);
+  EXPECT_NEAR(fixed.solver.objective, whole.solver.objective, 1e-9 * whole.solver.objective);
 }
 
 TEST(PlanStopReason, NodeLimitStopsTheSearchAndThePlanSaysSo) {

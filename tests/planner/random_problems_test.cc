@@ -16,6 +16,7 @@ struct Knobs {
   bool pins = false;
   bool follows = false;
   bool pairs = false;  // pair holdings (bytes both ends decide), memory only
+  bool larger = false; // 7-8 nodes and more cycles: LP relaxations often fractional
 };
 
 class RandomProblem {
@@ -24,10 +25,10 @@ class RandomProblem {
 
   Problem make(const Knobs& k) {
     Problem p;
-    int n = uniform(3, 6);
+    int n = k.larger ? uniform(7, 8) : uniform(3, 6);
     for (int v = 0; v < n; ++v) add_node(p, v, k.memory);
     for (int v = 1; v < n; ++v) add_edge(p, uniform(0, v - 1), v);  // a random tree
-    for (int extra = uniform(0, 2); extra > 0; --extra) {
+    for (int extra = k.larger ? uniform(3, 6) : uniform(0, 2); extra > 0; --extra) {
       int a = uniform(0, n - 1), b = uniform(0, n - 1);
       if (a != b) add_edge(p, a, b);
     }
@@ -160,6 +161,30 @@ TEST(RandomProblems, LazyMemoryRowsGiveTheSameOptimaAsAllRows) {
     EXPECT_TRUE(is_feasible(p, evaluate(p, lazy->assignment))) << "seed " << seed;
   }
   EXPECT_GT(compared, 7);
+}
+
+// Larger problems with cycles, where the LP relaxation is often fractional:
+// the incumbent from rounding it and reduced-cost fixing (on by default) find
+// the brute-force optimum, as CBC on the whole model does.
+TEST(RandomProblems, ReducedCostFixingFindsTheOptimumOfFractionalRelaxations) {
+  int fixed = 0;
+  for (uint32_t seed = 800; seed < 1000; ++seed) {
+    Problem p = RandomProblem(seed).make({.memory = seed % 2 == 1, .larger = true});
+    SolverOptions whole;
+    whole.reduced_cost_fixing = false;
+    Expected<Solution> fixing = solve_with_cbc(p), plain = solve_with_cbc(p, whole);
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(fixing.ok() && plain.ok() && exact.ok()) << "seed " << seed;
+    ASSERT_EQ(fixing->status, exact->status) << "seed " << seed << ": " << fixing->message;
+    ASSERT_EQ(plain->status, exact->status) << "seed " << seed;
+    fixed += fixing->stats.relaxation_incumbents;
+    if (exact->status != SolveStatus::kOptimal) continue;
+    EXPECT_NEAR(fixing->objective, exact->objective, 1e-6) << "seed " << seed;
+    EXPECT_NEAR(plain->objective, exact->objective, 1e-6) << "seed " << seed;
+    EXPECT_LE(fixing->best_bound, exact->objective + 1e-6) << "seed " << seed;
+    EXPECT_TRUE(is_feasible(p, evaluate(p, fixing->assignment))) << "seed " << seed;
+  }
+  EXPECT_GT(fixed, 9) << "too few fractional relaxations to exercise the fixing";
 }
 
 TEST(RandomProblems, CbcMatchesBruteForceWithEverything) {

@@ -37,6 +37,15 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
                  "Solver threads (above 1: CBC's deterministic parallel mode)")
       ->check(CLI::Range(1, kMaxThreads))
       ->capture_default_str();
+  app.add_option("--cbc-option", o.cbc_options,
+                 "Pass a parameter to CBC's branch and bound as NAME=VALUE (as `cbc -NAME VALUE`, "
+                 "e.g. cuts=off); for experiments, repeatable")
+      ->type_name("NAME=VALUE");
+  app.add_flag("--no-reduced-cost-fixing", o.no_reduced_cost_fixing,
+               "When the LP relaxation is fractional, branch on the whole model instead of "
+               "first fixing the columns whose reduced cost rules them out (for comparison)");
+  app.add_flag("--solver-log", o.solver_log,
+               "Print CBC's and Clp's own log on stdout (mixed with the plan; for diagnosis)");
 }
 
 // The parser checked the ranges; PlanCliOptions filled in code is checked too.
@@ -54,6 +63,14 @@ Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solv
   solver.max_lp_iterations = static_cast<int32_t>(cli.max_lp_iterations);
   solver.time_limit_s = cli.time_limit_s;
   solver.threads = cli.threads;
+  solver.verbose = cli.solver_log;
+  solver.reduced_cost_fixing = !cli.no_reduced_cost_fixing;
+  for (const std::string& option : cli.cbc_options) {
+    size_t eq = option.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == option.size())
+      return make_error("--cbc-option takes NAME=VALUE (e.g. cuts=off), got '{}'", option);
+    solver.cbc_parameters.emplace_back(option.substr(0, eq), option.substr(eq + 1));
+  }
   return ok_status();
 }
 

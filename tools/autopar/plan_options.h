@@ -31,6 +31,9 @@ struct PlanCliOptions {
   int64_t max_lp_iterations = planner::kDefaultMaxLpIterations;
   double time_limit_s = planner::kDefaultTimeLimitS;
   int threads = 1;
+  std::vector<std::string> cbc_options;  // --cbc-option NAME=VALUE
+  bool no_reduced_cost_fixing = false;   // --no-reduced-cost-fixing
+  bool solver_log = false;               // --solver-log: CBC's and Clp's own log on stdout
   std::string dump_ilp;
   bool no_share_layers = false;
   bool own_end_layers = false;
