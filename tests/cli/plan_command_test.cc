@@ -215,6 +215,25 @@ TEST(PlanCommand, OutOfRangeSolverLimitsAreUsageErrorsNamingTheOption) {
   }
 }
 
+TEST(PlanCommand, MalformedCbcOptionIsAUsageError) {
+  for (const char* bad : {"cuts", "=off", "cuts="}) {
+    testing::CliResult result =
+        run_autopar(std::string("plan --model mlp --mesh 2 --cbc-option ") + bad);
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    EXPECT_NE(result.err.find("takes NAME=VALUE"), std::string::npos) << result.err;
+  }
+}
+
+// The tight mlp case has a fractional LP: CBC gets the parameters and says so.
+TEST(PlanCommand, CbcOptionsReachCbcAndTheSolverLogShowsThem) {
+  testing::CliResult result = run_autopar(
+      "plan --quiet --model mlp --mesh 2x4 --memory-gb 0.00025 --no-reduced-cost-fixing "
+      "--cbc-option cuts=off --cbc-option feasibilityPump=off --solver-log");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("-cuts off -feasibilityPump off"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("solver         optimal"), std::string::npos) << result.out;
+}
+
 TEST(PlanCommand, SummarySaysWhatStoppedTheSearch) {
   testing::CliResult result = run_autopar("plan --quiet --model mlp --mesh 2");
   ASSERT_EQ(result.exit_code, 0) << result.err;

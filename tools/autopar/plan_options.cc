@@ -39,8 +39,17 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
       ->capture_default_str();
   app.add_option("--cbc-option", o.cbc_options,
                  "Pass a parameter to CBC's branch and bound as NAME=VALUE (as `cbc -NAME VALUE`, "
-                 "e.g. cuts=off); for experiments, repeatable")
-      ->type_name("NAME=VALUE");
+                 "e.g. cuts=off); for experiments, repeatable. CBC ignores a name it does not "
+                 "know (--solver-log shows its 'No match')")
+      ->type_name("NAME=VALUE")
+      ->check(CLI::Validator(
+          [](const std::string& option) -> std::string {
+            size_t eq = option.find('=');
+            if (eq == 0 || eq == std::string::npos || eq + 1 == option.size())
+              return "takes NAME=VALUE (e.g. cuts=off), got '" + option + "'";
+            return "";
+          },
+          "NAME=VALUE"));
   app.add_flag("--no-reduced-cost-fixing", o.no_reduced_cost_fixing,
                "When the LP relaxation is fractional, branch on the whole model instead of "
                "first fixing the columns whose reduced cost rules them out (for comparison)");
