@@ -131,7 +131,11 @@ void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak
   bool any_shared = std::any_of(r.memory_rows.begin(), r.memory_rows.end(),
                                 [](const MemoryRow& row) { return row.shared_static; });
   if (any_shared && !r.static_terms.empty()) {
-    shared = b.add_column(0.0, kInfiniteCost, /*integer=*/false, "S");
+    // S is at most the sum of the largest coefficients: a finite upper bound
+    // (1 at most, as the scale makes it) keeps reduced-cost fixing's slack
+    // finite when Clp leaves S a reduced cost of rounding size.
+    double most = max_coef_sum(r.static_terms) * scale;
+    shared = b.add_column(0.0, most * (1 + 1e-9) + 1e-12, /*integer=*/false, "S");
     add_terms(r.static_terms, m, b);
     b.add_entry(shared, -1.0);
     b.end_row(0, 0, "static_sum");
