@@ -18,7 +18,9 @@
 # solve's wall time (the whole `autopar plan` command, graph build included),
 # the predicted step time, peak memory, fits, uneven nodes, and whether a
 # second run wrote the same plan bytes. Plans are written without timings so
-# they can be compared with cmp. Pause other work while it runs.
+# they can be compared with cmp. TIME_LIMIT=S passes --time-limit S to every
+# plan (a row it stops says "feasible (time limit)", and its bytes may differ).
+# Pause other work while it runs.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -72,11 +74,11 @@ plan_row() {  # model, mesh, budget label, extra flags...
   # shellcheck disable=SC2046
   start=$(date +%s.%N)
   "$autopar" plan $(source_of "$model") --mesh "$mesh" --hardware h100 --format json --quiet \
-    --out "$a" "$@" 2>"$out/$tag.err" || rc=$?
+    ${TIME_LIMIT:+--time-limit "$TIME_LIMIT"} --out "$a" "$@" 2>"$out/$tag.err" || rc=$?
   end=$(date +%s.%N)
   # shellcheck disable=SC2046
   "$autopar" plan $(source_of "$model") --mesh "$mesh" --hardware h100 --format json --quiet \
-    --out "$b" "$@" 2>>"$out/$tag.err" || true
+    ${TIME_LIMIT:+--time-limit "$TIME_LIMIT"} --out "$b" "$@" 2>>"$out/$tag.err" || true
   local seconds same
   seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
   same=$(cmp -s "$a" "$b" && echo yes || echo NO)

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -421,9 +422,42 @@ std::vector<int32_t> incumbent_choice(const ReducedProblem& r, const IlpModel& m
   return best;
 }
 
+// The model left by reduced-cost fixing against an incumbent, with the
+// incumbent's columns renumbered into it (`start`); nullopt when the fixing
+// dropped one of them (tolerances: then the whole model is solved).
+std::optional<IlpModel> restrict_around(const IlpModel& m, const LpSolution& lp, double incumbent,
+                                        const std::vector<int>& incumbent_columns,
+                                        std::vector<int>& kept, std::vector<int>& start) {
+  IlpModel restricted = restrict_columns(m, columns_that_may_improve(m, lp, incumbent), kept);
+  start.clear();
+  for (int c : incumbent_columns) {
+    auto at = std::lower_bound(kept.begin(), kept.end(), c);
+    if (at == kept.end() || *at != c) return std::nullopt;
+    start.push_back(static_cast<int>(at - kept.begin()));
+  }
+  return restricted;
+}
+
+bool meets_bound(double incumbent, double bound) {
+  return incumbent <= bound + 1e-9 * std::max(1.0, std::abs(incumbent));
+}
+
+CbcRun incumbent_run(const IlpModel& m, const std::vector<int>& columns, double objective, double bound) {
+  CbcRun run;
+  run.status = SolveStatus::kOptimal;
+  run.columns.assign(static_cast<size_t>(m.columns()), 0.0);
+  for (int c : columns) run.columns[static_cast<size_t>(c)] = 1;
+  run.objective = objective;
+  run.best_bound = bound;
+  return run;
+}
+
 // After a fractional LP relaxation: an incumbent from it, reduced-cost fixing
 // against that incumbent, and CBC on the columns left
-// (reduced_cost_fixing.h). CBC on the whole model when there is no incumbent.
+// (reduced_cost_fixing.h). CBC's root alone (cuts and heuristics, no
+// branching) runs first: when it finds a better incumbent, fixing against
+// that one drops more columns before the search. CBC on the whole model when
+// there is no incumbent.
 CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
                               const SolverOptions& o, std::chrono::steady_clock::time_point progress_start,
                               ObjectiveMap map, const std::vector<int>& start, SolveStats& stats) {
@@ -433,37 +467,59 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
                                                       : std::vector<int32_t>{};
   if (choice.empty()) return run_cbc_reporting(m, o, progress_start, map, start);
   ++stats.relaxation_incumbents;
-  const double incumbent = cost * m.objective_scale;
+  double incumbent = cost * m.objective_scale;
   std::vector<int> incumbent_columns = columns_of(r, m, choice);
   CbcRun run;
-  if (incumbent <= lp.objective + 1e-9 * std::max(1.0, std::abs(incumbent))) {
-    // The incumbent meets the LP bound: optimal, nothing left to search.
-    run.status = SolveStatus::kOptimal;
-    run.columns.assign(static_cast<size_t>(m.columns()), 0.0);
-    for (int c : incumbent_columns) run.columns[static_cast<size_t>(c)] = 1;
-    run.objective = incumbent;
-    run.best_bound = lp.objective;
+  stats.restricted_variables = 0;
+  if (meets_bound(incumbent, lp.objective)) {
+    run = incumbent_run(m, incumbent_columns, incumbent, lp.objective);
     run.seconds = seconds_since(begin);
-    stats.restricted_variables = 0;
     return run;
   }
-  std::vector<char> keep = columns_that_may_improve(m, lp, incumbent);
-  std::vector<int> kept;
-  IlpModel restricted = restrict_columns(m, keep, kept);
-  std::vector<int> restricted_start;
-  for (int c : incumbent_columns) {
-    auto at = std::lower_bound(kept.begin(), kept.end(), c);
-    if (at == kept.end() || *at != c) return run_cbc_reporting(m, o, progress_start, map, start);
-    restricted_start.push_back(static_cast<int>(at - kept.begin()));
-  }
-  stats.restricted_variables = restricted.columns();
+  std::vector<int> kept, restricted_start;
+  std::optional<IlpModel> restricted = restrict_around(m, lp, incumbent, incumbent_columns, kept, restricted_start);
+  if (!restricted) return run_cbc_reporting(m, o, progress_start, map, start);
   SolverOptions rest = o;
+  if (o.max_nodes > 0) {
+    SolverOptions root = o;
+    root.max_nodes = 0;
+    root.time_limit_s = std::max(o.time_limit_s - seconds_since(begin), 1e-3);
+    CbcRun first = run_cbc_reporting(*restricted, root, progress_start, map, restricted_start);
+    if (first.status == SolveStatus::kOptimal) {
+      first.columns = expand_columns(first.columns, kept, m.columns());
+      first.best_bound = std::max(lp.objective, std::min(first.best_bound, incumbent));
+      stats.restricted_variables = restricted->columns();
+      first.seconds = seconds_since(begin);
+      return first;
+    }
+    if (!first.columns.empty() && first.objective < incumbent) {
+      std::vector<double> x = expand_columns(first.columns, kept, m.columns());
+      std::vector<int32_t> better = decode_choice(r, m, x.data());
+      double better_cost = improve_by_single_moves(r, better) * m.objective_scale;
+      if (better_cost < incumbent && memory_rows_hold(r, better)) {
+        incumbent = better_cost;
+        incumbent_columns = columns_of(r, m, better);
+        if (meets_bound(incumbent, lp.objective)) {
+          run = incumbent_run(m, incumbent_columns, incumbent, lp.objective);
+          run.seconds = seconds_since(begin);
+          return run;
+        }
+        std::vector<int> kept2, start2;
+        if (std::optional<IlpModel> smaller = restrict_around(m, lp, incumbent, incumbent_columns, kept2, start2)) {
+          restricted = std::move(smaller);
+          kept = std::move(kept2);
+          restricted_start = std::move(start2);
+        }
+      }
+    }
+  }
+  stats.restricted_variables = restricted->columns();
   rest.time_limit_s = std::max(o.time_limit_s - seconds_since(begin), 1e-3);
-  run = run_cbc_reporting(restricted, rest, progress_start, map, restricted_start);
+  run = run_cbc_reporting(*restricted, rest, progress_start, map, restricted_start);
   if (run.status == SolveStatus::kInfeasible || run.columns.empty()) {
     // Cannot be (the incumbent is feasible there) unless tolerances bit:
     // keep the incumbent rather than lose it.
-    run.columns.assign(static_cast<size_t>(restricted.columns()), 0.0);
+    run.columns.assign(static_cast<size_t>(restricted->columns()), 0.0);
     for (int c : restricted_start) run.columns[static_cast<size_t>(c)] = 1;
     run.objective = incumbent;
     if (run.status == SolveStatus::kInfeasible) run.status = SolveStatus::kFeasible, run.best_bound = lp.objective;

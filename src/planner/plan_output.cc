@@ -136,6 +136,8 @@ Json solver_json(const Plan& plan, bool timings) {
             {"stopped_by", planner::stop_reason_name(r.stopped_by)},
             {"search_nodes", r.stats.search_nodes},
             {"lp_iterations", r.stats.lp_iterations},
+            {"relaxation_incumbents", r.stats.relaxation_incumbents},
+            {"restricted_variables", r.stats.restricted_variables},
             {"objective", r.objective},
             {"best_bound", r.best_bound},
             {"gap", r.gap},
