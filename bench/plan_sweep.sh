@@ -60,7 +60,9 @@ source_of() {
 
 # The first value of "key" in a plan file's solver or summary object.
 field() {  # file, section, key
-  sed -n "/^ \"$2\": {/,/^ }/p" "$1" | grep -m1 "^  \"$3\":" | sed -E 's/^[^:]*: *//; s/,$//; s/"//g'
+  # Empty when absent (an infeasible plan has no step time), not a failure.
+  { sed -n "/^ \"$2\": {/,/^ }/p" "$1" | grep -m1 "^  \"$3\":" || true; } |
+    sed -E 's/^[^:]*: *//; s/,$//; s/"//g'
 }
 
 # Plans one case twice; prints one table row.

@@ -245,7 +245,7 @@ CbcRun run_cbc(const IlpModel& m, const SolverOptions& o) {
 }
 
 Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, CbcRun& run,
-                                     LpSolution* fractional) {
+                                     LpSolution* fractional, const LpBasis* basis, LpBasis* final) {
   auto start = std::chrono::steady_clock::now();
   std::vector<int> col_start, index;
   std::vector<double> value;
@@ -263,7 +263,20 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
     // Clp's presolve before the dual simplex: the relaxation is very
     // degenerate (many equal costs), and presolve removes most of it (6x on
     // llama3-debugmodel 2x2; neutral on llama3-8b), deterministically.
-    Clp_initialDualSolve(clp);
+    if (basis != nullptr && basis->columns.size() == static_cast<size_t>(m.columns()) &&
+        basis->rows.size() == static_cast<size_t>(m.rows())) {
+      for (int c = 0; c < m.columns(); ++c) Clp_setColumnStatus(clp, c, basis->columns[static_cast<size_t>(c)]);
+      for (int r = 0; r < m.rows(); ++r) Clp_setRowStatus(clp, r, basis->rows[static_cast<size_t>(r)]);
+      Clp_dual(clp, 0);
+    } else {
+      Clp_initialDualSolve(clp);
+    }
+  }
+  if (final != nullptr) {
+    final->columns.resize(static_cast<size_t>(m.columns()));
+    final->rows.resize(static_cast<size_t>(m.rows()));
+    for (int c = 0; c < m.columns(); ++c) final->columns[static_cast<size_t>(c)] = Clp_getColumnStatus(clp, c);
+    for (int r = 0; r < m.rows(); ++r) final->rows[static_cast<size_t>(r)] = Clp_getRowStatus(clp, r);
   }
   bool integral = Clp_isProvenOptimal(clp) != 0;
   bool stopped = !integral && Clp_status(clp) == 3;  // 3: stopped on iterations or time
@@ -531,6 +544,46 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
   return run;
 }
 
+// The last round's LP basis, carried to the next round's model. Rounds
+// differ only in their memory rows (build_ilp's last rows) and, once a row
+// shares the static terms, the S column and its row (ilp_model.h): rows kept
+// keep their status, new memory rows and a new S column start basic, a new S
+// row nonbasic (so the basis stays square, and the duals, hence dual
+// feasibility, are unchanged).
+struct RoundBasis {
+  LpBasis last;
+  bool last_static = false;
+  std::vector<size_t> last_rows;  // all-rows index of each of last's memory rows
+  std::vector<size_t> rows;       // the same for the round about to run
+
+  static constexpr int kBasic = 1, kAtLower = 3;
+
+  LpBasis for_model(const IlpModel& m, size_t memory_rows) const {
+    LpBasis b;
+    const bool now_static = m.static_sum_column >= 0;
+    const size_t cols = static_cast<size_t>(m.columns()) - (now_static ? 1 : 0);
+    const size_t base = static_cast<size_t>(m.rows()) - memory_rows - (now_static ? 1 : 0);
+    const size_t last_cols = last.columns.size() - (last_static ? 1 : 0);
+    const size_t last_base = last.rows.size() - last_rows.size() - (last_static ? 1 : 0);
+    if (last.empty() || (last_static && !now_static) || cols != last_cols || base != last_base ||
+        rows.size() != memory_rows)
+      return b;
+    b.columns.assign(last.columns.begin(), last.columns.begin() + static_cast<std::ptrdiff_t>(cols));
+    b.rows.assign(last.rows.begin(), last.rows.begin() + static_cast<std::ptrdiff_t>(base));
+    if (now_static) {
+      b.columns.push_back(last_static ? last.columns[cols] : kBasic);
+      b.rows.push_back(last_static ? last.rows[base] : kAtLower);
+    }
+    const size_t last_first = last_base + (last_static ? 1 : 0);
+    size_t k = 0;  // both lists ascend
+    for (size_t id : rows) {
+      while (k < last_rows.size() && last_rows[k] < id) ++k;
+      b.rows.push_back(k < last_rows.size() && last_rows[k] == id ? last.rows[last_first + k] : kBasic);
+    }
+    return b;
+  }
+};
+
 // One solve of the reduced problem with the memory rows it holds now. Fills s
 // (status, bound, message) and choice; false when there is no answer to go
 // on with (infeasible or stopped without one: s says why). Stats add up over
@@ -538,7 +591,7 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
 Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
                            const Assignment& incumbent,
                            std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
-                           Solution& s, std::vector<int32_t>& choice) {
+                           Solution& s, std::vector<int32_t>& choice, RoundBasis& basis) {
   auto start = std::chrono::steady_clock::now();
   IlpModel m = build_ilp(r, IlpObjective::kCost);
   // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
@@ -565,8 +618,11 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   const ObjectiveMap map{m.objective_scale, r.constant_cost};
   if (o.progress && o.lp_first) report(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
   LpSolution relaxation;
-  Relaxation lp = o.lp_first ? solve_integral_relaxation(m, left, run, &relaxation)
+  LpBasis start_basis = basis.for_model(m, r.memory_rows.size());
+  Relaxation lp = o.lp_first ? solve_integral_relaxation(m, left, run, &relaxation,
+                                                         &start_basis, &basis.last)
                              : Relaxation::kFractional;
+  basis.last_static = m.static_sum_column >= 0;
   bool done = lp != Relaxation::kFractional;  // stopped: no CBC (see cbc_solver.h)
   double lp_s = run.seconds;
   stats.lp_iterations += run.lp_iterations;
@@ -640,13 +696,16 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
   Solution s;
   std::vector<int32_t> choice(r.nodes.size(), 0);
   Assignment start_from = incumbent;
+  RoundBasis basis;
   for (int round = 0;; ++round) {
     r.memory_rows.clear();
+    basis.last_rows = std::move(basis.rows);
+    basis.rows.clear();
     for (size_t k = 0; k < all_rows.size(); ++k)
-      if (entered[k]) r.memory_rows.push_back(all_rows[k]);
+      if (entered[k]) r.memory_rows.push_back(all_rows[k]), basis.rows.push_back(k);
     stats.memory_rows_entered = static_cast<int32_t>(r.memory_rows.size());
     stats.memory_row_rounds = round + 1;
-    Expected<bool> solved = solve_round(p, r, o, start_from, solve_start, stats, s, choice);
+    Expected<bool> solved = solve_round(p, r, o, start_from, solve_start, stats, s, choice, basis);
     if (!solved) return solved.error();
     if (!*solved) return s;  // infeasible or no solution: s says why
     // Rows the answer breaks (a relative tolerance above CBC's own).

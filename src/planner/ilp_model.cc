@@ -136,6 +136,7 @@ void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak
     // finite when Clp leaves S a reduced cost of rounding size.
     double most = max_coef_sum(r.static_terms) * scale;
     shared = b.add_column(0.0, most * (1 + 1e-9) + 1e-12, /*integer=*/false, "S");
+    m.static_sum_column = shared;
     add_terms(r.static_terms, m, b);
     b.add_entry(shared, -1.0);
     b.end_row(0, 0, "static_sum");

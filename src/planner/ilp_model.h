@@ -36,6 +36,9 @@ struct IlpModel {
   // Each reduced edge's column per class pair, row-major (-1: forbidden pair).
   std::vector<std::vector<int>> edge_columns;
   int peak_column = -1;         // the M column with kPeakMemory
+  // The S column (sum of the static terms, the last column) and its defining
+  // row (just before the memory rows, the last rows); -1 without one.
+  int static_sum_column = -1;
   double objective_scale = 1;   // ILP objective = scale * (cost - constant)
   double memory_scale = 1;      // memory rows are in bytes * memory_scale
 
