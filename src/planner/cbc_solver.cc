@@ -1,3 +1,8 @@
+// Over 600 lines: the CBC driver (limits, logging, runs) and the steps after a
+// fractional LP relaxation (incumbent, reduced-cost fixing, root pass) share
+// the file-local run_cbc_reporting. The next step is to move the latter into
+// relaxation_search.{h,cc} behind a declared run function; not done in the
+// stop that added them, for want of time to test the move.
 #include "planner/cbc_solver.h"
 
 #include <fcntl.h>

@@ -15,6 +15,14 @@ namespace {
 constexpr int kMaxThreads = 256;
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 
+// Empty when `option` has the NAME=VALUE form of --cbc-option, else why not.
+std::string cbc_option_error(const std::string& option) {
+  size_t eq = option.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == option.size())
+    return "takes NAME=VALUE (e.g. cuts=off), got '" + option + "'";
+  return "";
+}
+
 // The solver's limits. The work limits decide where a hard solve stops, the
 // same on an idle or a busy machine; the time limit is only a safety valve.
 // Out-of-range values are usage errors (CLI11 names the option and value).
@@ -42,14 +50,7 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
                  "e.g. cuts=off); for experiments, repeatable. CBC ignores a name it does not "
                  "know (--solver-log shows its 'No match')")
       ->type_name("NAME=VALUE")
-      ->check(CLI::Validator(
-          [](const std::string& option) -> std::string {
-            size_t eq = option.find('=');
-            if (eq == 0 || eq == std::string::npos || eq + 1 == option.size())
-              return "takes NAME=VALUE (e.g. cuts=off), got '" + option + "'";
-            return "";
-          },
-          "NAME=VALUE"));
+      ->check(CLI::Validator(cbc_option_error, "NAME=VALUE"));
   app.add_flag("--no-reduced-cost-fixing", o.no_reduced_cost_fixing,
                "When the LP relaxation is fractional, branch on the whole model instead of "
                "first fixing the columns whose reduced cost rules them out (for comparison)");
@@ -75,9 +76,9 @@ Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solv
   solver.verbose = cli.solver_log;
   solver.reduced_cost_fixing = !cli.no_reduced_cost_fixing;
   for (const std::string& option : cli.cbc_options) {
+    if (std::string why = cbc_option_error(option); !why.empty())
+      return make_error("--cbc-option {}", why);
     size_t eq = option.find('=');
-    if (eq == 0 || eq == std::string::npos || eq + 1 == option.size())
-      return make_error("--cbc-option takes NAME=VALUE (e.g. cuts=off), got '{}'", option);
     solver.cbc_parameters.emplace_back(option.substr(0, eq), option.substr(eq + 1));
   }
   return ok_status();
