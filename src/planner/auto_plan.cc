@@ -131,6 +131,9 @@ Expected<planner::Solution> solve(const planner::Problem& problem, const Strateg
       planner::solve_by_mesh_dim_sweeps(problem, mesh_dim_classes(sg, rep), options.solver);
   if (!swept) return swept.error();
   report.sweep_steps = std::move(swept->steps);
+  report.sweep_bound = std::move(swept->bound);
+  if (report.sweep_bound) report.sweep_bound->fixing_pins.clear();  // used; not reported
+  report.sweep_proof = swept->proof;
   return std::move(swept->solution);
 }
 

@@ -139,6 +139,8 @@ struct SolverReport {
   int32_t comm_buffer_rounds = 0;
   std::string method = "whole";  // "whole" ILP, or "sweeps" (mesh-dim neighbourhoods)
   std::vector<planner::SweepStep> sweep_steps;  // with "sweeps", in order
+  std::optional<planner::RelaxationBound> sweep_bound;  // with "sweeps" (dim_sweep.h)
+  std::optional<planner::SweepProof> sweep_proof;
   planner::SolveStats stats;
   std::string message;
 };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "planner/cbc_solver.h"
+#include "planner/relaxation_bound.h"
 #include "planner/stopwatch.h"
 
 namespace autopar::planner {
@@ -208,6 +209,75 @@ Expected<Solution> solve_whole_instead(const Problem& p, const SolverOptions& op
   return whole;
 }
 
+// An answer within this relative gap of its bound is optimal (CBC's own
+// tolerance is of this order).
+constexpr double kProvenGap = 1e-9;
+
+// Optimal whatever the node budget cut short; a clock that fired still
+// says so (another optimum may come out on another run).
+void proven(Solution& s) {
+  s.status = SolveStatus::kOptimal;
+  if (s.stopped_by == StopReason::kNodeLimit) s.stopped_by = StopReason::kCompleted;
+}
+
+// The relaxation's bound on the sweeps' answer: its gap, and optimal when
+// the two meet.
+void add_bound(const RelaxationBound& b, Solution& s) {
+  s.best_bound = std::min(b.bound, s.objective);
+  s.gap = std::max(0.0, (s.objective - s.best_bound) / std::max(std::abs(s.objective), 1e-300));
+  s.stats.solve_s += b.seconds;
+  if (s.gap <= kProvenGap) proven(s);
+  s.message += fmt::format("; the whole problem's pairwise dual bound (memory relaxed, {} sweeps{}) "
+                           "is {:.6g} s, gap {:.3g}%",
+                           b.sweeps, b.converged ? "" : ", stopped at the sweep limit", b.bound, 100 * s.gap);
+}
+
+// Every assignment cheaper than the answer takes only strategies the dual
+// fixing kept (relaxation_bound.h), so the whole problem restricted to them,
+// memory rows included, solved from the answer, has the whole problem's
+// optimum: proven when that solve completes.
+Expected<SweepProof> prove_by_fixing(const Problem& p, const RelaxationBound& b, const SolverOptions& options,
+                                     const Sweeper& sweeper, Solution& s) {
+  auto start = Clock::now();
+  Problem kept = p;
+  kept.pins.insert(kept.pins.end(), b.fixing_pins.begin(), b.fixing_pins.end());
+  SolverOptions o = options;
+  o.time_limit_s = std::max(sweeper.remaining(), 1e-3);
+  o.max_nodes = sweeper.nodes_left();
+  o.progress = {};
+  Expected<Solution> fixed = solve_with_cbc(kept, o, s.assignment);
+  if (!fixed) return fixed.error();
+  SweepProof proof;
+  proof.strategies = b.strategies;
+  proof.strategies_left = b.strategies_left;
+  proof.status = fixed->status;
+  proof.stopped_by = fixed->stopped_by;
+  proof.variables = fixed->stats.variables;
+  proof.seconds = seconds_since(start);
+  s.stats.search_nodes += fixed->stats.search_nodes;
+  s.stats.lp_iterations += fixed->stats.lp_iterations;
+  s.stats.solve_s += fixed->stats.solve_s;
+  const bool has_answer = !fixed->assignment.empty();
+  if (has_answer && fixed->objective < s.objective) {
+    s.assignment = fixed->assignment;
+    s.objective = fixed->objective;
+    s.peak_bytes = fixed->peak_bytes;
+  }
+  if (fixed->status == SolveStatus::kOptimal || fixed->status == SolveStatus::kInfeasible) {
+    s.best_bound = s.objective;  // infeasible: nothing beats the answer
+  } else if (has_answer) {
+    s.best_bound = std::max(s.best_bound, std::min(fixed->best_bound, s.objective));
+  }
+  s.gap = std::max(0.0, (s.objective - s.best_bound) / std::max(std::abs(s.objective), 1e-300));
+  if (s.gap <= kProvenGap) proven(s);
+  s.message += fmt::format("; restricted to the {} of {} strategies the dual bound leaves, the whole "
+                           "problem {}", b.strategies_left, b.strategies,
+                           s.status == SolveStatus::kOptimal ? "proves it optimal"
+                               : fmt::format("leaves a gap of {:.3g}% ({})", 100 * s.gap,
+                                             status_text(fixed->status, fixed->stopped_by)));
+  return proof;
+}
+
 }  // namespace
 
 Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDimClasses& classes,
@@ -267,6 +337,15 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
                           local_optimum
                               ? std::string("a local optimum (no neighbourhood improves it)")
                               : fmt::format("stopped at the {}", stop_reason_words(stopped_by)));
+  if (options.bound_sweeps) {
+    out.bound = relaxation_bound(p, s.objective);
+    if (out.bound) add_bound(*out.bound, s);
+    if (out.bound && s.status != SolveStatus::kOptimal && options.prove_sweeps) {
+      Expected<SweepProof> proof = prove_by_fixing(p, *out.bound, options, sweeper, s);
+      if (!proof) return proof.error();
+      out.proof = *proof;
+    }
+  }
   return out;
 }
 

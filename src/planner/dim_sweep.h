@@ -22,18 +22,28 @@
 // the same problem takes the same steps however busy the machine is; the time
 // limit bounds them all only as a safety valve.
 //
-// The result is a local optimum over these neighbourhoods, not a proven
-// optimum of the whole problem: best_bound and gap are NaN (unknown), and the
-// steps are reported. Pins are kept: a pinned node keeps its pinned strategies
-// when a neighbourhood would leave it none. If no seed has a plan (memory), the
-// whole problem is solved, so infeasibility keeps its exact shortfall report.
+// The result is a local optimum over these neighbourhoods. Then, with
+// options.bound_sweeps, the whole problem's pairwise dual bound
+// (relaxation_bound.h; memory rows relaxed, milliseconds a sweep) bounds it,
+// giving best_bound and gap, and optimal when they meet; and with
+// options.prove_sweeps the whole problem restricted to the strategies that
+// bound leaves (those whose dual slack could still beat the answer; every
+// cheaper assignment uses only them), memory rows included, is solved from
+// the answer: when it completes, its optimum is the whole problem's, so the
+// plan is proven optimal (or improved). Without either, best_bound and gap
+// are NaN (unknown). Pins are kept: a pinned node keeps its pinned strategies
+// when a neighbourhood would leave it none. If no seed has a plan (memory),
+// the whole problem is solved, so infeasibility keeps its exact shortfall
+// report.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/expected.h"
 #include "planner/problem.h"
+#include "planner/relaxation_bound.h"
 #include "planner/solver.h"
 
 namespace autopar::planner {
@@ -61,9 +71,21 @@ struct SweepStep {
   double seconds = 0;
 };
 
+// The whole problem restricted by dual fixing (dim_sweep.cc), solved to
+// prove the sweeps' answer optimal or improve it.
+struct SweepProof {
+  int32_t strategies = 0, strategies_left = 0;
+  SolveStatus status = SolveStatus::kNoSolution;
+  StopReason stopped_by = StopReason::kCompleted;
+  int32_t variables = 0;
+  double seconds = 0;
+};
+
 struct SweepSolution {
   Solution solution;  // the incumbent, over the whole problem
   std::vector<SweepStep> steps;
+  std::optional<RelaxationBound> bound;  // with options.bound_sweeps
+  std::optional<SweepProof> proof;       // with options.prove_sweeps, unless the bound met the answer
 };
 
 // options.max_nodes and options.time_limit_s bound all steps together.

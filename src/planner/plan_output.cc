@@ -172,6 +172,21 @@ Json solver_json(const Plan& plan, bool timings) {
       steps.push_back(std::move(step));
     }
     j["sweeps"] = std::move(steps);
+    if (r.sweep_bound) {
+      Json b = {{"bound", r.sweep_bound->bound},
+                {"dual_sweeps", r.sweep_bound->sweeps},
+                {"converged", r.sweep_bound->converged},
+                {"strategies", r.sweep_bound->strategies},
+                {"strategies_left", r.sweep_bound->strategies_left}};
+      if (timings) b["time_s"] = r.sweep_bound->seconds;
+      j["sweep_bound"] = std::move(b);
+    }
+    if (r.sweep_proof) {
+      Json q = {{"status", planner::status_text(r.sweep_proof->status, r.sweep_proof->stopped_by)},
+                {"variables", r.sweep_proof->variables}};
+      if (timings) q["time_s"] = r.sweep_proof->seconds;
+      j["sweep_proof"] = std::move(q);
+    }
   }
   if (timings) {
     j["time_s"] = r.time_s;

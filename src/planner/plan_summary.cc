@@ -108,8 +108,11 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
   }
   out += generic_ops_lines(s);
   if (r.method == "sweeps") {
-    out += fmt::format("  solver         mesh-dim sweeps, objective {}, no bound over the whole "
-                       "mesh ({})\n", ms(r.objective), r.message);
+    out += fmt::format("  solver         mesh-dim sweeps, {}, objective {}, {} ({})\n", r.status,
+                       ms(r.objective),
+                       r.sweep_bound ? fmt::format("bound {}, gap {:.3g}%", ms(r.best_bound), 100 * r.gap)
+                                     : std::string("no bound over the whole mesh"),
+                       r.message);
     for (const planner::SweepStep& st : r.sweep_steps) {
       out += fmt::format("                   {:<16} {:>14}  {}{}, {} variables, {:.2f} s\n",
                          st.neighbourhood, st.has_answer ? ms(st.objective) : std::string("-"),

@@ -452,7 +452,7 @@ ReducedProblem presolve(const Problem& p, const PresolveOptions& options) {
     if (g == r.group_of[sz(p.pairs[h].dst)])
       r.group_held.push_back({{static_cast<PairIdx>(h)}, g, inner_pair_bytes(p, r, g, p.pairs[h])});
   }
-  build_memory_rows(p, r, options);
+  if (options.memory_rows) build_memory_rows(p, r, options);
   return r;
 }
 

@@ -117,6 +117,9 @@ struct PresolveOptions {
   // Drop strategies another of the same node dominates (costs and bytes no
   // lower anywhere); off only in tests that look at the unpruned domains.
   bool drop_dominated = true;
+  // Build the memory rows; off for relaxations that ignore memory (a bound
+  // without them is lower, still valid, and far faster on 3-D meshes).
+  bool memory_rows = true;
 };
 
 // Requires validate(problem) to have passed.

@@ -101,6 +101,12 @@ struct SolverOptions {
   // could still improve (reduced_cost_fixing.h). Exact; off for comparison.
   bool reduced_cost_fixing = true;
   int32_t max_memory_row_rounds = 8;
+  // After mesh-dim sweeps (dim_sweep.h): bound the answer by the whole
+  // problem's LP relaxation (relaxation_bound.h), so the plan states its gap.
+  bool bound_sweeps = true;
+  // And then solve the whole problem restricted to the strategies that bound
+  // leaves (dim_sweep.h), proving the answer optimal when that completes.
+  bool prove_sweeps = false;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
   ProgressCallback progress;  // empty: no progress reports

@@ -68,7 +68,8 @@ TEST(AutoPlan, FoldingFollowersKeepsTheOptimumOnSmallConfigs) {
 }
 
 // On a 3-D mesh, auto solves by mesh-dim sweeps (dim_sweep.h): a local
-// optimum that must match the whole ILP's optimum on this small case.
+// optimum that must match the whole ILP's optimum on this small case, and
+// that the dual bound proves optimal.
 TEST(AutoPlan, MeshDimSweepsMatchTheWholeIlpOnASmall3dMesh) {
   Graph g = model("mlp", 2, 0, 0);
   PlanOptions whole = options({2, 2, 2});
@@ -81,6 +82,11 @@ TEST(AutoPlan, MeshDimSweepsMatchTheWholeIlpOnASmall3dMesh) {
   ASSERT_FALSE(b.solver.sweep_steps.empty());
   EXPECT_EQ(b.solver.sweep_steps.front().neighbourhood, "seed d1=d2");
   EXPECT_NEAR(a.summary.step_time_s, b.summary.step_time_s, 1e-9 * a.summary.step_time_s);
+  // The pairwise dual bound over the whole problem proves it here.
+  ASSERT_TRUE(b.solver.sweep_bound);
+  EXPECT_EQ(b.solver.status, "optimal");
+  EXPECT_LE(b.solver.best_bound, b.solver.objective);
+  EXPECT_LE(b.solver.gap, 1e-9);
   PlanOptions flat = options({2, 4});  // 2-D meshes never sweep
   EXPECT_EQ(plan_or_die(g, flat).solver.method, "whole");
 }

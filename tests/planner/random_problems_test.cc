@@ -1,12 +1,15 @@
 // CBC (after presolve) against brute force on small random problems with
 // forbidden pairs, pins, follows and memory rows; fixed seeds.
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "planner/brute_force.h"
 #include "planner/cbc_solver.h"
+#include "planner/relaxation_bound.h"
 
 namespace autopar::planner {
 namespace {
@@ -185,6 +188,45 @@ TEST(RandomProblems, ReducedCostFixingFindsTheOptimumOfFractionalRelaxations) {
     EXPECT_TRUE(is_feasible(p, evaluate(p, fixing->assignment))) << "seed " << seed;
   }
   EXPECT_GT(fixed, 9) << "too few fractional relaxations to exercise the fixing";
+}
+
+// The pairwise dual bound (relaxation_bound.h) never exceeds the optimum,
+// memory rows and all; every assignment cheaper than an incumbent obeys its
+// fixing pins (so the optimum does); and it is the optimum itself on trees
+// without memory rows, where the pairwise LP is exact.
+TEST(RandomProblems, DualBoundIsValidItsFixingKeepsTheOptimumAndTreesAreExact) {
+  int trees = 0, pruned = 0;
+  for (uint32_t seed = 1000; seed < 1150; ++seed) {
+    const bool memory = seed % 3 == 0;
+    Problem p = RandomProblem(seed).make({.memory = memory, .pins = seed % 4 == 1, .follows = seed % 5 == 2,
+                                          .larger = seed % 2 == 0});
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(exact.ok()) << "seed " << seed;
+    if (exact->status != SolveStatus::kOptimal) continue;
+    std::optional<RelaxationBound> b = relaxation_bound(p, exact->objective);
+    ASSERT_TRUE(b) << "seed " << seed << ": presolve called a feasible problem infeasible";
+    EXPECT_LE(b->bound, exact->objective + 1e-9) << "seed " << seed;
+    for (const Pin& pin : b->fixing_pins) {
+      StrategyIdx taken = exact->assignment[static_cast<size_t>(pin.node)];
+      EXPECT_NE(std::find(pin.allowed.begin(), pin.allowed.end(), taken), pin.allowed.end())
+          << "seed " << seed << ": fixing dropped the optimum's strategy at node " << pin.node;
+    }
+    pruned += b->strategies - b->strategies_left;
+  }
+  for (uint32_t seed = 1200; seed < 1260; ++seed) {
+    RandomProblem gen(seed);
+    Problem p = gen.make({});
+    p.edges.resize(p.nodes.size() - 1);  // the random tree alone
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(exact.ok()) << "seed " << seed;
+    if (exact->status != SolveStatus::kOptimal) continue;
+    std::optional<RelaxationBound> b = relaxation_bound(p);
+    ASSERT_TRUE(b) << "seed " << seed;
+    EXPECT_NEAR(b->bound, exact->objective, 1e-6) << "seed " << seed;
+    ++trees;
+  }
+  EXPECT_GT(trees, 40);
+  EXPECT_GT(pruned, 0) << "no strategy was ever fixed: the fixing is not exercised";
 }
 
 TEST(RandomProblems, CbcMatchesBruteForceWithEverything) {

@@ -54,6 +54,13 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
   app.add_flag("--no-reduced-cost-fixing", o.no_reduced_cost_fixing,
                "When the LP relaxation is fractional, branch on the whole model instead of "
                "first fixing the columns whose reduced cost rules them out (for comparison)");
+  app.add_option("--sweep-proof", o.sweep_proof,
+                 "On 3+ dim meshes, what follows the mesh-dim sweeps: 'optimal' bounds their "
+                 "answer by the whole problem's pairwise dual and solves the whole problem "
+                 "restricted to the strategies that bound leaves (proving it optimal); 'bound' "
+                 "the bound and gap only; 'none' neither")
+      ->check(CLI::IsMember({"optimal", "bound", "none"}))
+      ->capture_default_str();
   app.add_flag("--solver-log", o.solver_log,
                "Print CBC's and Clp's own log on stdout (mixed with the plan; for diagnosis)");
 }
@@ -75,6 +82,8 @@ Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solv
   solver.threads = cli.threads;
   solver.verbose = cli.solver_log;
   solver.reduced_cost_fixing = !cli.no_reduced_cost_fixing;
+  solver.bound_sweeps = cli.sweep_proof != "none";
+  solver.prove_sweeps = cli.sweep_proof == "optimal";
   for (const std::string& option : cli.cbc_options) {
     if (std::string why = cbc_option_error(option); !why.empty())
       return make_error("--cbc-option {}", why);
