@@ -244,7 +244,19 @@ Expected<SweepProof> prove_by_fixing(const Problem& p, const RelaxationBound& b,
   SolverOptions o = options;
   o.time_limit_s = std::max(sweeper.remaining(), 1e-3);
   o.max_nodes = sweeper.nodes_left();
-  o.progress = {};
+  const double answer = s.objective;
+  if (options.progress) {
+    o.progress = [&options, answer](const SolveProgress& p) {
+      std::string stage = fmt::format("proof: {}", p.stage);
+      SolveProgress q = p;
+      q.stage = stage.c_str();
+      if (!q.objective || answer < *q.objective) q.objective = answer;
+      // Plans outside the restriction cost more than the answer.
+      if (q.best_bound) q.best_bound = std::min(*q.best_bound, answer);
+      if (q.best_bound) q.gap = std::max(0.0, (*q.objective - *q.best_bound) / std::max(std::abs(*q.objective), 1e-300));
+      options.progress(q);
+    };
+  }
   Expected<Solution> fixed = solve_with_cbc(kept, o, s.assignment);
   if (!fixed) return fixed.error();
   SweepProof proof;

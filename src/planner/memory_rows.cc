@@ -37,35 +37,63 @@ class RowBuilder {
   }
 
   // A pair holding: onto its group's bytes, or onto its edge's class pairs.
-  void add_pair(PairIdx h) {
+  void add_pair(PairIdx h) { add_pair_times(h, 1); }
+
+  // Pair holdings and live nodes can also be added `times` times (negative:
+  // taken away): the time rows keep a running sum from point to point
+  // (LiveSums below) instead of summing every live node again at each.
+  void add_pair_times(PairIdx h, int times) {
+    const double f = times;
     if (int32_t i = on_group_[sz(h)]; i >= 0) {
       const HeldOnGroup& held = r_.group_held[sz(i)];
-      touch(held.group);
+      count(held.group, times);
       double* acc = &acc_[offset_[sz(held.group)]];
-      for (size_t k = 0; k < held.bytes.size(); ++k) acc[k] += held.bytes[k];
+      for (size_t k = 0; k < held.bytes.size(); ++k) acc[k] += f * held.bytes[k];
       return;
     }
     auto [k, i] = on_edge_[sz(h)];
     if (k < 0) return;  // a holding of strategies presolve dropped entirely cannot occur
-    if (!edge_touched_[sz(k)]) edge_touched_[sz(k)] = 1, edge_order_.push_back(k);
+    if (running_) {
+      edge_live_[sz(k)] += times;
+    } else if (!edge_touched_[sz(k)]) {
+      edge_touched_[sz(k)] = 1, edge_order_.push_back(k);
+    }
     const std::vector<double>& bytes = r_.edges[sz(k)].held[sz(i)].class_bytes;
     double* acc = &edge_acc_[edge_offset_[sz(k)]];
-    for (size_t c = 0; c < bytes.size(); ++c) acc[c] += bytes[c];
+    for (size_t c = 0; c < bytes.size(); ++c) acc[c] += f * bytes[c];
+  }
+
+  void add_times(NodeIdx v, const std::vector<double>& bytes, int times) {
+    if (bytes.empty()) return;
+    GroupIdx g = r_.group_of[sz(v)];
+    count(g, times);
+    const double f = times;
+    const auto& alive = r_.nodes[sz(g)].alive;
+    const auto& map = r_.from_root[sz(v)];
+    for (size_t k = 0; k < alive.size(); ++k)
+      acc_[offset_[sz(g)] + k] += f * bytes[sz(map[sz(alive[k])])];
+  }
+
+  // Running mode (time rows): groups and edges count their live
+  // contributions instead of being touched once, and finishing a row leaves
+  // the sums in place. Off again, every sum is zero.
+  void set_running(bool on) {
+    running_ = on;
+    group_live_.assign(r_.nodes.size(), 0);
+    edge_live_.assign(r_.edges.size(), 0);
+    std::fill(acc_.begin(), acc_.end(), 0.0);
+    std::fill(edge_acc_.begin(), edge_acc_.end(), 0.0);
   }
 
   void touch(GroupIdx g) {
     if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
   }
-
-  void add(NodeIdx v, const std::vector<double>& bytes) {
-    if (bytes.empty()) return;
-    GroupIdx g = r_.group_of[sz(v)];
-    touch(g);
-    const auto& alive = r_.nodes[sz(g)].alive;
-    const auto& map = r_.from_root[sz(v)];
-    for (size_t k = 0; k < alive.size(); ++k)
-      acc_[offset_[sz(g)] + k] += bytes[sz(map[sz(alive[k])])];
+  void count(GroupIdx g, int times) {
+    if (running_) group_live_[sz(g)] += times;
+    else touch(g);
   }
+
+  void add(NodeIdx v, const std::vector<double>& bytes) { add_times(v, bytes, 1); }
 
   void add_static() {
     for (size_t v = 0; v < p_.nodes.size(); ++v)
@@ -79,6 +107,8 @@ class RowBuilder {
     static_acc_ = acc_;
     static_groups_ = order_;
     std::sort(static_groups_.begin(), static_groups_.end());
+    static_group_.assign(r_.nodes.size(), 0);
+    for (GroupIdx g : static_groups_) static_group_[sz(g)] = 1;
     double max_sum = 0;
     MemoryRow all = finish(-1, kNoBudget, max_sum);
     static_constant_ = all.constant;
@@ -88,9 +118,14 @@ class RowBuilder {
   // A time row over the live bytes added so far plus the captured static
   // bytes; constant and max_sum are those of the full left side.
   MemoryRow finish_shared(TimeIdx point, double budget, double& max_sum) {
-    for (GroupIdx g : static_groups_)
-      if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
-    std::sort(order_.begin(), order_.end());
+    if (running_) {
+      for (size_t g = 0; g < r_.nodes.size(); ++g)
+        if (group_live_[g] > 0 || static_group_[g]) order_.push_back(static_cast<GroupIdx>(g));
+    } else {
+      for (GroupIdx g : static_groups_)
+        if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
+      std::sort(order_.begin(), order_.end());
+    }
     MemoryRow row{point, false, budget, 0.0, {}, {}, true, static_constant_};
     max_sum = 0;
     for (GroupIdx g : order_) {
@@ -110,7 +145,7 @@ class RowBuilder {
         for (double& c : term.coef) c -= live_lo;
         row.terms.push_back(std::move(term));
       }
-      std::fill(acc, acc + n, 0.0);
+      if (!running_) std::fill(acc, acc + n, 0.0);
       touched_[sz(g)] = 0;
     }
     order_.clear();
@@ -146,6 +181,10 @@ class RowBuilder {
   // Moves the accumulated pair holdings on edges into the row: each edge's
   // least over its possible class pairs into the constants, the rest as terms.
   void finish_edges(MemoryRow& row, double& max_sum) {
+    if (running_) {
+      for (size_t k = 0; k < r_.edges.size(); ++k)
+        if (edge_live_[k] > 0) edge_order_.push_back(static_cast<int32_t>(k));
+    }
     std::sort(edge_order_.begin(), edge_order_.end());
     for (int32_t k : edge_order_) {
       const ReducedEdge& e = r_.edges[sz(k)];
@@ -162,7 +201,7 @@ class RowBuilder {
         for (size_t c = 0; c < n; ++c) term.coef[c] = e.class_costs[c] < kInfiniteCost ? term.coef[c] - lo : 0.0;
         row.edge_terms.push_back(std::move(term));
       }
-      std::fill(acc, acc + n, 0.0);
+      if (!running_) std::fill(acc, acc + n, 0.0);
       edge_touched_[sz(k)] = 0;
     }
     edge_order_.clear();
@@ -182,6 +221,9 @@ class RowBuilder {
   std::vector<double> edge_acc_;
   std::vector<char> edge_touched_;
   std::vector<int32_t> edge_order_;
+  std::vector<char> static_group_;  // per group: has static bytes (capture_static)
+  bool running_ = false;
+  std::vector<int32_t> group_live_, edge_live_;  // running mode: live contributions
   std::vector<int32_t> on_group_;                     // pair -> index into group_held
   std::vector<std::pair<int32_t, int32_t>> on_edge_;  // pair -> (edge, held index)
 };
@@ -245,6 +287,36 @@ void drop_implied_rows(std::vector<MemoryRow>& rows) {
   rows.resize(out);
 }
 
+// What changes from one time point's live list to the next: calls
+// apply(item, times) with +k for items k more times live than at the last
+// point and -k for items k fewer (lists may repeat an item). Neighbouring
+// points share most of their lists, so a running sum updated this way costs
+// the change, not the whole list. Byte counts are whole numbers, so the
+// running sums equal fresh ones exactly.
+class LiveSums {
+ public:
+  explicit LiveSums(size_t items) : count_(items, 0), next_(items, 0) {}
+
+  template <typename Item, typename Apply>
+  void step(const std::vector<Item>& live, Apply apply) {
+    for (Item x : live) ++next_[sz(x)];
+    auto settle = [&](Item x) {  // a second visit finds nothing left to change
+      const int32_t change = next_[sz(x)] - count_[sz(x)];
+      if (change != 0) apply(x, change);
+      count_[sz(x)] = next_[sz(x)];
+    };
+    for (Item x : last_) settle(x);
+    for (Item x : live) settle(x);
+    for (Item x : live) next_[sz(x)] = 0;
+    last_.assign(live.begin(), live.end());
+  }
+
+ private:
+  std::vector<int32_t> count_;  // per item, times live at the last point
+  std::vector<int32_t> next_;   // scratch: times live at this point
+  std::vector<int32_t> last_;
+};
+
 }  // namespace
 
 void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOptions& options) {
@@ -261,16 +333,20 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     emit(-1, p.memory_budget);
   }
   if (peak_rows && !p.live_points.empty()) builder.capture_static(r);
+  LiveSums nodes(p.nodes.size()), pairs(p.pairs.size());
+  if (peak_rows) builder.set_running(true);
   for (size_t t = 0; peak_rows && t < p.live_points.size(); ++t) {
-    for (NodeIdx v : p.live_points[t]) builder.add(v, p.nodes[sz(v)].bytes);
-    if (t < p.live_pairs.size())
-      for (PairIdx h : p.live_pairs[t]) builder.add_pair(h);
+    nodes.step(p.live_points[t], [&](NodeIdx v, int times) { builder.add_times(v, p.nodes[sz(v)].bytes, times); });
+    static const std::vector<PairIdx> kNoPairs;
+    pairs.step(t < p.live_pairs.size() ? p.live_pairs[t] : kNoPairs,
+               [&](PairIdx h, int times) { builder.add_pair_times(h, times); });
     double max_sum = 0;
     MemoryRow row = builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum);
     // A row whose worst case fits can never bind.
     if (options.all_memory_rows || max_sum > p.memory_budget)
       r.memory_rows.push_back(std::move(row));
   }
+  if (peak_rows) builder.set_running(false);
   drop_implied_rows(r.memory_rows);
   // The min-peak problem (all_memory_rows) bounds the peak rows only.
   if (p.static_budget < kNoBudget && !options.all_memory_rows) {
