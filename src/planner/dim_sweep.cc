@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "planner/cbc_solver.h"
+#include "planner/memory_bound.h"
 #include "planner/relaxation_bound.h"
 #include "planner/stopwatch.h"
 
@@ -140,6 +141,10 @@ class Sweeper {
     o.time_limit_s = std::max(remaining(), 1e-3);
     o.max_nodes = seed ? static_cast<int32_t>(nodes_left_ * kSeedShare) : nodes_left_;
     if (seed) o.relative_gap = std::max(o.relative_gap, kSeedGap);
+    // A step with no plan only says "no plan here": the exact least budget
+    // (a min-peak ILP over the step's strategies) would go unused, and on a
+    // 3-D mesh it can take minutes and tens of GB.
+    o.exact_memory_bound = false;
     if (options_.progress) {
       o.progress = [this, &n](const SolveProgress& p) {
         std::string stage = fmt::format("{}: {}", n.name, p.stage);
@@ -310,6 +315,16 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
     if (!improved) return improved.error();
   }
   if (!sweeper.best()) {
+    // Proving it on the whole problem is costly on a 3-D mesh (llama3-405b
+    // on 4x4x4: its memory rows alone need more than 20 GB), so a bound from
+    // the nodes' least bytes settles it first when it can.
+    if (std::optional<MemoryShortfall> short_of = quick_memory_shortfall(p)) {
+      Solution& s = out.solution;
+      s.status = SolveStatus::kInfeasible;
+      s.shortfall = short_of;
+      s.message = describe(*short_of);
+      return out;
+    }
     Expected<Solution> whole = solve_whole_instead(p, options, sweeper);
     if (!whole) return whole.error();
     out.solution = std::move(*whole);

@@ -80,6 +80,44 @@ std::optional<MemoryShortfall> memory_shortfall(const Problem& p, const ReducedP
   return s;
 }
 
+std::optional<MemoryShortfall> quick_memory_shortfall(const Problem& p) {
+  auto least = [](const std::vector<double>& bytes) {
+    return bytes.empty() ? 0.0 : *std::min_element(bytes.begin(), bytes.end());
+  };
+  std::vector<double> live(p.nodes.size()), fixed(p.nodes.size());
+  double static_sum = 0;
+  for (size_t v = 0; v < p.nodes.size(); ++v) {
+    live[v] = least(p.nodes[v].bytes);
+    fixed[v] = least(p.nodes[v].static_bytes);
+    static_sum += fixed[v];
+  }
+  auto top = [&](TimeIdx point) {
+    std::vector<double> bytes(fixed);
+    if (point >= 0)
+      for (NodeIdx v : p.live_points[static_cast<size_t>(point)]) bytes[static_cast<size_t>(v)] += live[static_cast<size_t>(v)];
+    std::vector<NodeBytes> out;
+    for (size_t v = 0; v < bytes.size(); ++v)
+      if (bytes[v] > 0) out.push_back(NodeBytes{static_cast<NodeIdx>(v), p.nodes[v].name, bytes[v]});
+    size_t keep = std::min(out.size(), kTopNodes);
+    std::partial_sort(out.begin(), out.begin() + static_cast<ptrdiff_t>(keep), out.end(),
+                      [](const NodeBytes& a, const NodeBytes& b) { return a.min_bytes > b.min_bytes; });
+    out.resize(keep);
+    return out;
+  };
+  if (static_sum > p.static_budget)
+    return MemoryShortfall{p.static_budget, static_sum, false, true, -1, top(-1)};
+  if (!(p.memory_budget < kNoBudget)) return std::nullopt;
+  double most = static_sum;
+  TimeIdx at = -1;
+  for (size_t t = 0; t < p.live_points.size(); ++t) {
+    double sum = static_sum;
+    for (NodeIdx v : p.live_points[t]) sum += live[static_cast<size_t>(v)];
+    if (sum > most) most = sum, at = static_cast<TimeIdx>(t);
+  }
+  if (most <= p.memory_budget) return std::nullopt;
+  return MemoryShortfall{p.memory_budget, most, false, false, at, top(at)};
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   size_t u = 0;

@@ -18,6 +18,12 @@ std::optional<MemoryShortfall> memory_shortfall(const Problem& problem,
                                                 const ReducedProblem& reduced,
                                                 const SolverOptions& options);
 
+// A lower bound from the problem alone: every node at its least bytes over
+// all its strategies, pair holdings left out (no presolve, so cheap on any
+// mesh). A shortfall (never exact) when even that exceeds a budget, else
+// nullopt. Requires validate(problem) to have passed.
+std::optional<MemoryShortfall> quick_memory_shortfall(const Problem& problem);
+
 // "needs at least 12.5 GiB per device at time point 17 (budget 10 GiB); largest: ..."
 std::string describe(const MemoryShortfall& shortfall);
 

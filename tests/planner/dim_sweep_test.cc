@@ -88,5 +88,28 @@ TEST(MeshDimSweeps, WithoutTheBoundTheGapIsUnknown) {
   EXPECT_NE(a->solution.status, SolveStatus::kOptimal);
 }
 
+// When no seed fits the budget and even every node at its least bytes
+// exceeds it, the sweeps say so from that bound (never exact) without
+// solving the whole problem.
+TEST(MeshDimSweeps, ABudgetBelowEveryNodesLeastBytesIsInfeasibleWithItsShortfall) {
+  Synthetic s = synthetic(3, 5);
+  for (ProblemNode& n : s.problem.nodes) n.static_bytes.assign(kStrategies, 100.0);
+  s.problem.nodes[2].static_bytes[5] = 40;  // node 2's least
+  s.problem.memory_budget = 439;            // the least is 4 * 100 + 40 = 440
+  Expected<SweepSolution> a = solve_by_mesh_dim_sweeps(s.problem, s.classes, SolverOptions{});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->solution.status, SolveStatus::kInfeasible);
+  ASSERT_TRUE(a->solution.shortfall);
+  EXPECT_EQ(a->solution.shortfall->lower_bound_bytes, 440);
+  EXPECT_FALSE(a->solution.shortfall->exact);
+  EXPECT_NE(a->solution.message.find("needs at least 440 B per device"), std::string::npos)
+      << a->solution.message;
+  s.problem.memory_budget = 440;  // fits exactly: node 2 must take strategy 5
+  Expected<SweepSolution> b = solve_by_mesh_dim_sweeps(s.problem, s.classes, SolverOptions{});
+  ASSERT_TRUE(b.ok());
+  ASSERT_FALSE(b->solution.assignment.empty()) << b->solution.message;
+  EXPECT_EQ(b->solution.assignment[2], 5);
+}
+
 }  // namespace
 }  // namespace autopar::planner
