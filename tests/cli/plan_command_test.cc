@@ -224,6 +224,22 @@ TEST(PlanCommand, MalformedCbcOptionIsAUsageError) {
   }
 }
 
+// On a 3-D mesh the summary states the bound over the whole problem, or that
+// there is none when asked for none; an unknown value is a usage error.
+TEST(PlanCommand, SweepProofSaysWhatTheSweepsAnswerIsWorth) {
+  testing::CliResult bound = run_autopar("plan --quiet --model mlp --mesh 2x2x2");
+  ASSERT_EQ(bound.exit_code, 0) << bound.err;
+  EXPECT_NE(bound.out.find("mesh-dim sweeps, optimal, objective 0.100 ms, bound 0.100 ms, gap"),
+            std::string::npos) << bound.out;
+  testing::CliResult none = run_autopar("plan --quiet --model mlp --mesh 2x2x2 --sweep-proof none");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("local optimum, objective 0.100 ms, no bound over the whole mesh"), std::string::npos)
+      << none.out;
+  testing::CliResult bad = run_autopar("plan --quiet --model mlp --mesh 2x2x2 --sweep-proof maybe");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--sweep-proof"), std::string::npos) << bad.err;
+}
+
 // The tight mlp case has a fractional LP: CBC gets the parameters and says so.
 TEST(PlanCommand, CbcOptionsReachCbcAndTheSolverLogShowsThem) {
   testing::CliResult result = run_autopar(
