@@ -280,8 +280,11 @@ Expected<SweepProof> prove_by_fixing(const Problem& p, const RelaxationBound& b,
     s.objective = fixed->objective;
     s.peak_bytes = fixed->peak_bytes;
   }
-  if (fixed->status == SolveStatus::kOptimal || fixed->status == SolveStatus::kInfeasible) {
-    s.best_bound = s.objective;  // infeasible: nothing beats the answer
+  if (fixed->stopped_by == StopReason::kTimeLimit) s.stopped_by = StopReason::kTimeLimit;
+  // Infeasible cannot be (the answer is in the restriction) unless
+  // tolerances bit: then nothing is claimed beyond the dual bound.
+  if (fixed->status == SolveStatus::kOptimal) {
+    s.best_bound = s.objective;
   } else if (has_answer) {
     s.best_bound = std::max(s.best_bound, std::min(fixed->best_bound, s.objective));
   }
