@@ -13,13 +13,8 @@ namespace {
 
 constexpr size_t kTopNodes = 8;
 
-std::vector<NodeBytes> top_nodes(const Problem& p, const ReducedProblem& r, TimeIdx point) {
-  std::vector<double> bytes(p.nodes.size(), 0.0);
-  if (point >= 0)
-    for (NodeIdx v : p.live_points[static_cast<size_t>(point)])
-      bytes[static_cast<size_t>(v)] += min_bytes_of(p, r, v, /*static_bytes=*/false);
-  for (size_t v = 0; v < p.nodes.size(); ++v)
-    bytes[v] += min_bytes_of(p, r, static_cast<NodeIdx>(v), /*static_bytes=*/true);
+// The kTopNodes nodes with the most bytes, most first.
+std::vector<NodeBytes> largest(const Problem& p, const std::vector<double>& bytes) {
   std::vector<NodeBytes> out;
   for (size_t v = 0; v < bytes.size(); ++v)
     if (bytes[v] > 0) out.push_back(NodeBytes{static_cast<NodeIdx>(v), p.nodes[v].name, bytes[v]});
@@ -28,6 +23,16 @@ std::vector<NodeBytes> top_nodes(const Problem& p, const ReducedProblem& r, Time
                     [](const NodeBytes& a, const NodeBytes& b) { return a.min_bytes > b.min_bytes; });
   out.resize(keep);
   return out;
+}
+
+std::vector<NodeBytes> top_nodes(const Problem& p, const ReducedProblem& r, TimeIdx point) {
+  std::vector<double> bytes(p.nodes.size(), 0.0);
+  if (point >= 0)
+    for (NodeIdx v : p.live_points[static_cast<size_t>(point)])
+      bytes[static_cast<size_t>(v)] += min_bytes_of(p, r, v, /*static_bytes=*/false);
+  for (size_t v = 0; v < p.nodes.size(); ++v)
+    bytes[v] += min_bytes_of(p, r, static_cast<NodeIdx>(v), /*static_bytes=*/true);
+  return largest(p, bytes);
 }
 
 // Raises the bound with the min-peak ILP; its bound is valid even if unproven.
@@ -95,14 +100,7 @@ std::optional<MemoryShortfall> quick_memory_shortfall(const Problem& p) {
     std::vector<double> bytes(fixed);
     if (point >= 0)
       for (NodeIdx v : p.live_points[static_cast<size_t>(point)]) bytes[static_cast<size_t>(v)] += live[static_cast<size_t>(v)];
-    std::vector<NodeBytes> out;
-    for (size_t v = 0; v < bytes.size(); ++v)
-      if (bytes[v] > 0) out.push_back(NodeBytes{static_cast<NodeIdx>(v), p.nodes[v].name, bytes[v]});
-    size_t keep = std::min(out.size(), kTopNodes);
-    std::partial_sort(out.begin(), out.begin() + static_cast<ptrdiff_t>(keep), out.end(),
-                      [](const NodeBytes& a, const NodeBytes& b) { return a.min_bytes > b.min_bytes; });
-    out.resize(keep);
-    return out;
+    return largest(p, bytes);
   };
   if (static_sum > p.static_budget)
     return MemoryShortfall{p.static_budget, static_sum, false, true, -1, top(-1)};
