@@ -132,7 +132,6 @@ Expected<planner::Solution> solve(const planner::Problem& problem, const Strateg
   if (!swept) return swept.error();
   report.sweep_steps = std::move(swept->steps);
   report.sweep_bound = std::move(swept->bound);
-  if (report.sweep_bound) report.sweep_bound->fixing_pins.clear();  // used; not reported
   report.sweep_proof = swept->proof;
   return std::move(swept->solution);
 }

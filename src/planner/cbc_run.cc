@@ -26,7 +26,7 @@ void report_progress(const ProgressCallback& cb, const char* stage, std::chrono:
   p.elapsed_s = seconds_since(start);
   p.objective = objective;
   p.best_bound = bound;
-  if (objective && bound) p.gap = std::max(0.0, (*objective - *bound) / std::max(std::abs(*objective), 1e-300));
+  if (objective && bound) p.gap = relative_gap(*objective, *bound);
   cb(p);
 }
 

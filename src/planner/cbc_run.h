@@ -55,7 +55,6 @@ Relaxation solve_integral_relaxation(const IlpModel& model, const SolverOptions&
                                      CbcRun& run, LpSolution* fractional = nullptr,
                                      const LpBasis* basis = nullptr, LpBasis* final = nullptr);
 
-
 // Model units -> seconds for progress reports (ilp_model.h scales the costs).
 struct ObjectiveMap {
   double scale = 1;

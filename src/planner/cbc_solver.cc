@@ -33,8 +33,7 @@ void fill_from_assignment(const Problem& p, Solution& s) {
   s.objective = eval.cost;
   s.peak_bytes = eval.peak_bytes;
   s.best_bound = std::min(s.best_bound, s.objective);
-  double scale = std::max(std::abs(s.objective), 1e-300);
-  s.gap = std::max(0.0, (s.objective - s.best_bound) / scale);  // > 0 with relative_gap
+  s.gap = relative_gap(s.objective, s.best_bound);  // > 0 with SolverOptions::relative_gap
 }
 
 // The s columns set to 1 by `start` (a full assignment of the Problem), or
@@ -183,7 +182,6 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   return true;
 }
 
-
 }  // namespace
 
 Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, const Assignment& incumbent) {
@@ -266,4 +264,3 @@ Status dump_ilp(const Problem& p, const std::string& path) {
 }
 
 }  // namespace autopar::planner
-

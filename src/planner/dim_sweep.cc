@@ -229,7 +229,7 @@ void proven(Solution& s) {
 // the two meet.
 void add_bound(const RelaxationBound& b, Solution& s) {
   s.best_bound = std::min(b.bound, s.objective);
-  s.gap = std::max(0.0, (s.objective - s.best_bound) / std::max(std::abs(s.objective), 1e-300));
+  s.gap = relative_gap(s.objective, s.best_bound);
   s.stats.solve_s += b.seconds;
   if (s.gap <= kProvenGap) proven(s);
   s.message += fmt::format("; the whole problem's pairwise dual bound (memory relaxed, {} sweeps{}) "
@@ -257,8 +257,10 @@ Expected<SweepProof> prove_by_fixing(const Problem& p, const RelaxationBound& b,
       q.stage = stage.c_str();
       if (!q.objective || answer < *q.objective) q.objective = answer;
       // Plans outside the restriction cost more than the answer.
-      if (q.best_bound) q.best_bound = std::min(*q.best_bound, answer);
-      if (q.best_bound) q.gap = std::max(0.0, (*q.objective - *q.best_bound) / std::max(std::abs(*q.objective), 1e-300));
+      if (q.best_bound) {
+        q.best_bound = std::min(*q.best_bound, answer);
+        q.gap = relative_gap(*q.objective, *q.best_bound);
+      }
       options.progress(q);
     };
   }
@@ -288,7 +290,7 @@ Expected<SweepProof> prove_by_fixing(const Problem& p, const RelaxationBound& b,
   } else if (has_answer) {
     s.best_bound = std::max(s.best_bound, std::min(fixed->best_bound, s.objective));
   }
-  s.gap = std::max(0.0, (s.objective - s.best_bound) / std::max(std::abs(s.objective), 1e-300));
+  s.gap = relative_gap(s.objective, s.best_bound);
   if (s.gap <= kProvenGap) proven(s);
   s.message += fmt::format("; restricted to the {} of {} strategies the dual bound leaves, the whole "
                            "problem {}", b.strategies_left, b.strategies,

@@ -110,25 +110,19 @@ class Ascent {
 DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, double relative_tolerance) {
   Ascent ascent(r);
   DualBound out;
-  double last = ascent.bound();
-  out.bound = last;
+  // D never falls, so the last multipliers' bound is the best one, and
+  // slack() reads the potentials bound() recomputed for them.
+  out.bound = ascent.bound();
   const size_t n = r.edges.size();
-  while (out.sweeps < max_sweeps && n > 0) {
+  out.converged = n == 0;
+  while (!out.converged && out.sweeps < max_sweeps) {
     for (size_t k = 0; k < n; ++k) ascent.update(k);
     for (size_t k = n; k-- > 0;) ascent.update(k);
     ++out.sweeps;
-    const double now = ascent.bound();
-    out.bound = std::max(out.bound, now);
-    if (now - last <= relative_tolerance * std::max(1.0, std::abs(now))) {
-      out.converged = true;
-      break;
-    }
-    last = now;
+    const double last = out.bound;
+    out.bound = ascent.bound();
+    out.converged = out.bound - last <= relative_tolerance * std::max(1.0, std::abs(out.bound));
   }
-  if (n == 0) out.converged = true;
-  // The potentials of the best bound's multipliers: the last ones, as D
-  // never falls (up to rounding, which the recomputation keeps honest).
-  out.bound = std::min(out.bound, ascent.bound());
   out.slack = ascent.slack();
   return out;
 }

@@ -36,12 +36,10 @@ class RowBuilder {
           on_edge_[sz(h)] = {static_cast<int32_t>(k), static_cast<int32_t>(i)};
   }
 
-  // A pair holding: onto its group's bytes, or onto its edge's class pairs.
-  void add_pair(PairIdx h) { add_pair_times(h, 1); }
-
-  // Pair holdings and live nodes can also be added `times` times (negative:
-  // taken away): the time rows keep a running sum from point to point
-  // (LiveSums below) instead of summing every live node again at each.
+  // A pair holding `times` times (negative: taken away), onto its group's
+  // bytes or onto its edge's class pairs. With live nodes (add_times), the
+  // time rows keep a running sum from point to point (LiveSums below)
+  // instead of summing every live node again at each.
   void add_pair_times(PairIdx h, int times) {
     const double f = times;
     if (int32_t i = on_group_[sz(h)]; i >= 0) {

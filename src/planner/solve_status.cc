@@ -1,7 +1,10 @@
 // The printed forms of SolveStatus and StopReason (solver.h).
-#include <fmt/format.h>
-
 #include "planner/solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 namespace autopar::planner {
 
@@ -39,6 +42,10 @@ const char* stop_reason_words(StopReason reason) {
 std::string status_text(SolveStatus status, StopReason stopped_by) {
   if (stopped_by == StopReason::kCompleted) return to_string(status);
   return fmt::format("{} ({})", to_string(status), stop_reason_words(stopped_by));
+}
+
+double relative_gap(double objective, double bound) {
+  return std::max(0.0, (objective - bound) / std::max(std::abs(objective), 1e-300));
 }
 
 std::string time_limit_warning(StopReason stopped_by, double time_limit_s) {

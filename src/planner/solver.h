@@ -45,6 +45,8 @@ std::string status_text(SolveStatus status, StopReason stopped_by);
 // For people, when the time limit fired: the plan may differ between runs,
 // and how to get a repeatable one. Empty for any other reason.
 std::string time_limit_warning(StopReason stopped_by, double time_limit_s);
+// (objective - bound) / |objective|, never below 0.
+double relative_gap(double objective, double bound);
 
 // Where a running solve stands, for a live status line. The solver never
 // draws it: the CLI does (tools/autopar/progress.h), only on a terminal.
