@@ -1,7 +1,10 @@
 // Weighted linear least squares for (alpha, 1/bandwidth); see alpha_beta_fit.h.
 #include "cost/alpha_beta_fit.h"
 
+#include <map>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace autopar {
 namespace {
@@ -29,6 +32,32 @@ Expected<std::vector<Row>> weighted_rows(std::span<const CollectiveSample> sampl
     return make_error("fitting a link needs at least 2 communicating samples, got {}", rows.size());
   }
   return rows;
+}
+
+Expected<LinkSpec> rough_link(std::span<const CollectiveSample> samples) {
+  double fastest = 0, largest_bytes = 0, largest_time = 0;
+  for (const CollectiveSample& s : samples) {
+    if (!(s.seconds > 0)) continue;
+    if (fastest == 0 || s.seconds < fastest) fastest = s.seconds;
+    double sent = collective_sent_bytes(s.collective, s.group_size, s.buffer_bytes);
+    if (sent > largest_bytes) {
+      largest_bytes = sent;
+      largest_time = s.seconds;
+    }
+  }
+  if (largest_bytes <= 0) return make_error("no collective sample moved any bytes");
+  return LinkSpec{largest_bytes / largest_time, fastest};
+}
+
+// fit_link, or the rough estimate with a warning naming `what`.
+Expected<LinkSpec> fit_or_estimate(std::span<const CollectiveSample> samples, const std::string& what,
+                                   std::vector<std::string>& warnings) {
+  Expected<LinkSpec> fit = fit_link(samples);
+  if (fit) return fit;
+  Expected<LinkSpec> rough = rough_link(samples);
+  if (!rough) return make_error("{}: {}", what, fit.error().message);
+  warnings.push_back(fmt::format("{}: {}; using a rough estimate instead", what, fit.error().message));
+  return rough;
 }
 
 }  // namespace
@@ -63,6 +92,22 @@ Expected<LinkSpec> fit_link(std::span<const CollectiveSample> samples) {
                       "over {} samples (try larger sizes)", rows->size());
   }
   return LinkSpec{1.0 / inv_bw, alpha};
+}
+
+Expected<LinkFit> fit_rank_count(int ranks, std::span<const CollectiveSample> samples) {
+  LinkFit fit;
+  fit.ranks = ranks;
+  Expected<LinkSpec> all = fit_or_estimate(samples, fmt::format("{} ranks", ranks), fit.warnings);
+  if (!all) return all.error();
+  fit.all = *all;
+  std::map<std::string, std::vector<CollectiveSample>> by_name;
+  for (const CollectiveSample& s : samples) by_name[std::string(collective_name(s.collective))].push_back(s);
+  for (const auto& [name, group] : by_name) {
+    Expected<LinkSpec> one = fit_or_estimate(group, fmt::format("{} ranks, {}", ranks, name), fit.warnings);
+    if (!one) return one.error();
+    fit.per_collective.emplace_back(name, *one);
+  }
+  return fit;
 }
 
 }  // namespace autopar

@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cost/comm_cost.h"
 #include "cost/hardware.h"
@@ -28,5 +31,21 @@ struct CollectiveSample {
 // than two samples communicate, a time is not positive, or the times do not
 // grow with the bytes sent (no bandwidth can be inferred).
 Expected<LinkSpec> fit_link(std::span<const CollectiveSample> samples);
+
+// What one rank count's job measured: a link over every collective, and one
+// per collective.
+struct LinkFit {
+  int ranks = 0;
+  LinkSpec all;  // over every collective
+  std::vector<std::pair<std::string, LinkSpec>> per_collective;
+  std::vector<std::string> warnings;  // fits that fell back to a rough estimate
+};
+
+// Fits all collectives together, then each one. On a loaded machine a fit can
+// fail (the times do not grow with size); then that link is a rough estimate
+// (the fastest call's time as latency, the largest call's rate as bandwidth)
+// and a warning says so, so every collective measured gets a figure. Fails
+// only when no sample moved any bytes.
+Expected<LinkFit> fit_rank_count(int ranks, std::span<const CollectiveSample> samples);
 
 }  // namespace autopar

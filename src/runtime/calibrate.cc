@@ -90,49 +90,6 @@ Status parse_op_line(const std::string& line, size_t prefix, std::unordered_map<
   return ok_status();
 }
 
-Expected<LinkSpec> crude_link(const std::vector<CollectiveSample>& samples) {
-  double fastest = 0, largest_bytes = 0, largest_time = 0;
-  for (const CollectiveSample& s : samples) {
-    if (s.seconds <= 0) continue;
-    if (fastest == 0 || s.seconds < fastest) fastest = s.seconds;
-    double sent = collective_sent_bytes(s.collective, s.group_size, s.buffer_bytes);
-    if (sent > largest_bytes) {
-      largest_bytes = sent;
-      largest_time = s.seconds;
-    }
-  }
-  if (largest_bytes <= 0 || largest_time <= 0) {
-    return make_error("no collective sample moved any bytes");
-  }
-  return LinkSpec{largest_bytes / largest_time, fastest};
-}
-
-// Fits over all collectives of one rank count, then per collective.
-Expected<LinkFit> fit_rank_count(int ranks, const std::vector<CollectiveSample>& samples) {
-  LinkFit fit;
-  fit.ranks = ranks;
-  Expected<LinkSpec> all = fit_link(samples);
-  if (all) {
-    fit.all = *all;
-  } else {
-    // On a loaded machine the times can fail to grow with size; fall back to a
-    // crude estimate (latency of the fastest call, bandwidth of the largest)
-    // rather than fail, and say so.
-    Expected<LinkSpec> crude = crude_link(samples);
-    if (!crude) return make_error("{} ranks: {}", ranks, all.error().message);
-    fmt::print(stderr, "calibrate: warning: {} ranks: {}; using a rough estimate instead\n", ranks,
-               all.error().message);
-    fit.all = *crude;
-  }
-  std::map<std::string, std::vector<CollectiveSample>> by_name;
-  for (const CollectiveSample& s : samples) by_name[std::string(collective_name(s.collective))].push_back(s);
-  for (const auto& [name, group] : by_name) {
-    Expected<LinkSpec> one = fit_link(group);
-    if (one) fit.per_collective.emplace_back(name, *one);
-  }
-  return fit;
-}
-
 nlohmann::ordered_json link_json(const LinkSpec& link) {
   return {{"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s}, {"latency_s", link.latency_s}};
 }
@@ -359,6 +316,7 @@ Expected<std::string> calibrate(const CalibrateOptions& given) {
     if (!job) return job.error();
     Expected<LinkFit> fit = fit_rank_count(ranks, job->samples);
     if (!fit) return fit.error();
+    for (const std::string& warning : fit->warnings) fmt::print(stderr, "calibrate: warning: {}\n", warning);
     fmt::print(stderr, "calibrate: {} ranks: alpha {:.2f} us, bandwidth {:.3f} GB/s (all collectives)\n", ranks,
                fit->all.latency_s * 1e6, fit->all.bandwidth_bytes_per_s / 1e9);
     for (const auto& [name, link] : fit->per_collective) {

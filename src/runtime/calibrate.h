@@ -60,12 +60,6 @@ struct ComputeFigures {
   double memory_bytes = 0;      // physical memory of the machine
 };
 
-struct LinkFit {
-  int ranks = 0;
-  LinkSpec all;                                 // over every collective
-  std::vector<std::pair<std::string, LinkSpec>> per_collective;
-};
-
 std::vector<double> default_calibration_sizes(bool quick);
 std::vector<int> default_calibration_ranks(bool quick);
 // "4096", "64K", "16M", "1G" (binary multiples) -> bytes.

@@ -73,5 +73,40 @@ TEST(AlphaBetaFit, TimesThatDoNotGrowWithSizeHaveNoBandwidth) {
   EXPECT_NE(fit.error().message.find("bandwidth"), std::string::npos) << fit.error().message;
 }
 
+TEST(AlphaBetaFit, ACollectiveWhoseTimesFellWithSizeGetsARoughFigureAndAWarning) {
+  // All-gather grows with size; reduce-scatter's larger call was faster (a
+  // loaded machine), so its own fit fails and it falls back, saying so.
+  LinkSpec truth{/*bandwidth_bytes_per_s=*/2e9, /*latency_s=*/5e-6};
+  std::vector<CollectiveSample> samples = samples_from(truth, {Collective::kAllGather}, 2);
+  samples.push_back({Collective::kReduceScatter, 2, 1e3, 1e-2});
+  samples.push_back({Collective::kReduceScatter, 2, 1e7, 1e-3});
+  Expected<LinkFit> fit = fit_rank_count(2, samples);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  ASSERT_EQ(fit->per_collective.size(), 2u);
+  for (const auto& [name, link] : fit->per_collective) {
+    EXPECT_GT(link.bandwidth_bytes_per_s, 0) << name;
+  }
+  const LinkSpec& gather = fit->per_collective[0].second;
+  EXPECT_EQ(fit->per_collective[0].first, "all_gather");
+  EXPECT_NEAR(gather.bandwidth_bytes_per_s, 2e9, 2e9 * 1e-9);
+  // The rough figure: the largest call's rate and the fastest call's time.
+  const LinkSpec& scatter = fit->per_collective[1].second;
+  EXPECT_EQ(fit->per_collective[1].first, "reduce_scatter");
+  EXPECT_DOUBLE_EQ(scatter.latency_s, 1e-3);
+  EXPECT_DOUBLE_EQ(scatter.bandwidth_bytes_per_s,
+                   collective_sent_bytes(Collective::kReduceScatter, 2, 1e7) / 1e-3);
+  bool warned = false;
+  for (const std::string& w : fit->warnings) warned = warned || w.find("2 ranks, reduce_scatter") == 0;
+  EXPECT_TRUE(warned);
+}
+
+TEST(AlphaBetaFit, NoSampleMovingBytesIsAnErrorNamingTheRankCount) {
+  std::vector<CollectiveSample> samples = {{Collective::kAllReduce, 1, 1e6, 1e-3},
+                                           {Collective::kAllReduce, 1, 1e7, 1e-2}};
+  Expected<LinkFit> fit = fit_rank_count(1, samples);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.error().message.find("1 ranks"), std::string::npos) << fit.error().message;
+}
+
 }  // namespace
 }  // namespace autopar
