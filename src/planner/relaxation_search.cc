@@ -130,6 +130,28 @@ CbcRun incumbent_run(const IlpModel& m, const std::vector<int>& columns, double 
 // branching) runs first: when it finds a better incumbent, fixing against
 // that one drops more columns before the search. CBC on the whole model when
 // there is no incumbent.
+// CBC on the model reduced-cost fixing left (`kept`: its columns' original
+// indices), from the incumbent's columns (`start`), back in the whole
+// model's columns. Solutions outside it cost more than the incumbent, so the
+// bound is the restricted one capped by the incumbent, and never below the LP.
+CbcRun run_restricted(const IlpModel& m, const IlpModel& restricted, const std::vector<int>& kept,
+                      const std::vector<int>& start, double incumbent, const LpSolution& lp,
+                      const SolverOptions& o, std::chrono::steady_clock::time_point progress_start,
+                      ObjectiveMap map) {
+  CbcRun run = run_cbc_reporting(restricted, o, progress_start, map, start);
+  if (run.status == SolveStatus::kInfeasible || run.columns.empty()) {
+    // Cannot be (the incumbent is feasible there) unless tolerances bit:
+    // keep the incumbent rather than lose it.
+    run.columns.assign(static_cast<size_t>(restricted.columns()), 0.0);
+    for (int c : start) run.columns[static_cast<size_t>(c)] = 1;
+    run.objective = incumbent;
+    if (run.status == SolveStatus::kInfeasible) run.status = SolveStatus::kFeasible, run.best_bound = lp.objective;
+  }
+  run.columns = expand_columns(run.columns, kept, m.columns());
+  run.best_bound = std::max(lp.objective, std::min(run.best_bound, incumbent));
+  return run;
+}
+
 }  // namespace
 
 CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
@@ -189,18 +211,37 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
   }
   stats.restricted_variables = restricted->columns();
   rest.time_limit_s = std::max(o.time_limit_s - seconds_since(begin), 1e-3);
-  run = run_cbc_reporting(*restricted, rest, progress_start, map, restricted_start);
-  if (run.status == SolveStatus::kInfeasible || run.columns.empty()) {
-    // Cannot be (the incumbent is feasible there) unless tolerances bit:
-    // keep the incumbent rather than lose it.
-    run.columns.assign(static_cast<size_t>(restricted->columns()), 0.0);
-    for (int c : restricted_start) run.columns[static_cast<size_t>(c)] = 1;
-    run.objective = incumbent;
-    if (run.status == SolveStatus::kInfeasible) run.status = SolveStatus::kFeasible, run.best_bound = lp.objective;
+  run = run_restricted(m, *restricted, kept, restricted_start, incumbent, lp, rest, progress_start, map);
+  run.seconds = seconds_since(begin);
+  return run;
+}
+
+CbcRun solve_peak_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
+                                   const SolverOptions& o) {
+  auto begin = std::chrono::steady_clock::now();
+  std::vector<int32_t> best;
+  double peak = kInfiniteCost;
+  std::vector<std::vector<int32_t>> candidates{round_fractional_groups(r, m, lp, o),
+                                               decode_choice(r, m, lp.columns.data())};
+  for (std::vector<int32_t>& choice : candidates) {
+    if (choice.empty() || !(choice_cost(r, choice) < kInfiniteCost)) continue;
+    double highest = 0;
+    for (const MemoryRow& row : r.memory_rows) highest = std::max(highest, memory_row_value(r, row, choice));
+    if (highest < peak) peak = highest, best = std::move(choice);
   }
-  run.columns = expand_columns(run.columns, kept, m.columns());
-  // Solutions outside the restricted model cost more than the incumbent.
-  run.best_bound = std::max(lp.objective, std::min(run.best_bound, incumbent));
+  if (best.empty()) return run_cbc(m, o);
+  double incumbent = peak * m.memory_scale;
+  std::vector<int> incumbent_columns = columns_of(r, m, best);
+  CbcRun run;
+  std::vector<int> kept, start;
+  std::optional<IlpModel> restricted;
+  if (meets_bound(incumbent, lp.objective)) {
+    run = incumbent_run(m, incumbent_columns, incumbent, lp.objective);
+  } else if ((restricted = restrict_around(m, lp, incumbent, incumbent_columns, kept, start))) {
+    run = run_restricted(m, *restricted, kept, start, incumbent, lp, o, begin, ObjectiveMap{});
+  } else {
+    run = run_cbc(m, o);
+  }
   run.seconds = seconds_since(begin);
   return run;
 }

@@ -21,4 +21,11 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
                               const SolverOptions& o, std::chrono::steady_clock::time_point progress_start,
                               ObjectiveMap map, const std::vector<int>& start, SolveStats& stats);
 
+// The same for the min-peak model (IlpObjective::kPeakMemory): the LP
+// rounded (as above, without the single moves, which lower cost, not peak) is
+// the incumbent at its highest memory row; reduced-cost fixing against it;
+// CBC on the rest. The run's bound is valid for the whole model.
+CbcRun solve_peak_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
+                                   const SolverOptions& o);
+
 }  // namespace autopar::planner

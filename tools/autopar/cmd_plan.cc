@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli_output.h"
 #include "commands.h"
 #include "graph_options.h"
@@ -13,6 +15,7 @@
 #include "pipeline/stage_meta.h"
 #include "pipeline_plan/pipeline_plan.h"
 #include "pipeline_plan/torchtitan_export.h"
+#include "planner/memory_bound.h"
 #include "planner/plan_dtensor.h"
 #include "planner/plan_output.h"
 
@@ -90,6 +93,9 @@ int run_plan(PlanCommandOptions& options) {
   std::string warning = planner::time_limit_warning(plan.solver.stopped_by, plan.solver.time_limit_s);
   if (!warning.empty() && options.format != "summary") report_warning(warning);
   if (!plan.summary.fits) {
+    // The summary on stdout says why; anywhere else, the error says it.
+    if (plan.shortfall && (options.format != "summary" || !options.out.empty()))
+      return report_error(fmt::format("no plan fits: {}", planner::describe(*plan.shortfall)));
     return report_error(plan.shortfall ? "no plan fits the memory budget (see above)"
                                         : "the plan does not fit the memory budget");
   }
