@@ -163,7 +163,7 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
                                                       : std::vector<int32_t>{};
   if (choice.empty()) return run_cbc_reporting(m, o, progress_start, map, start);
   ++stats.relaxation_incumbents;
-  double incumbent = cost * m.objective_scale;
+  double incumbent = model_objective(r, m, choice, cost);
   std::vector<int> incumbent_columns = columns_of(r, m, choice);
   CbcRun run;
   stats.restricted_variables = 0;
@@ -191,7 +191,7 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
     if (!first.columns.empty() && first.objective < incumbent) {
       std::vector<double> x = expand_columns(first.columns, kept, m.columns());
       std::vector<int32_t> better = decode_choice(r, m, x.data());
-      double better_cost = improve_by_single_moves(r, better) * m.objective_scale;
+      double better_cost = model_objective(r, m, better, improve_by_single_moves(r, better));
       if (better_cost < incumbent && memory_rows_hold(r, better)) {
         incumbent = better_cost;
         incumbent_columns = columns_of(r, m, better);
@@ -214,6 +214,17 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
   run = run_restricted(m, *restricted, kept, restricted_start, incumbent, lp, rest, progress_start, map);
   run.seconds = seconds_since(begin);
   return run;
+}
+
+// Counting the groups of one strategy too made every incumbent look worse
+// than the LP by that constant (resnet18 2x4 at a tight budget: 2771.07
+// against 2715.10, when the rounding had found the LP's optimum), so no
+// incumbent met the bound and fixing kept too many columns.
+double model_objective(const ReducedProblem& r, const IlpModel& m, const std::vector<int32_t>& choice,
+                       double cost) {
+  for (size_t g = 0; g < r.nodes.size(); ++g)
+    if (m.first_column[g] < 0) cost -= r.nodes[g].costs[static_cast<size_t>(choice[g])];
+  return cost * m.objective_scale;
 }
 
 CbcRun solve_peak_after_relaxation(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,

@@ -21,6 +21,12 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
                               const SolverOptions& o, std::chrono::steady_clock::time_point progress_start,
                               ObjectiveMap map, const std::vector<int>& start, SolveStats& stats);
 
+// A choice's cost as choice_cost (local_search.h) gives it, in the model's
+// units: without the groups of one strategy, which the ILP leaves out (their
+// cost is ReducedProblem::constant_cost), times the objective scale.
+double model_objective(const ReducedProblem& r, const IlpModel& m, const std::vector<int32_t>& choice,
+                       double cost);
+
 // The same for the min-peak model (IlpObjective::kPeakMemory): the LP
 // rounded (as above, without the single moves, which lower cost, not peak) is
 // the incumbent at its highest memory row; reduced-cost fixing against it;
