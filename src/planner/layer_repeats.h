@@ -11,10 +11,11 @@
 // variables, so the reduction never changes what a node computes.
 //
 // Sharing is not always exact: the first and last layers sit next to the
-// embedding and the output head and may be best placed differently
-// (llama3-8b b32 s8192 8x8: 686.005 ms shared, 685.202 ms unshared).
-// keep_ends leaves those two layers their own variables and shares the rest,
-// which recovers the unshared optimum there at about 3x the solve time.
+// embedding and the output head and may be best placed differently (with an
+// earlier cost model, llama3-8b b32 s8192 8x8: 686.005 ms shared, 685.202 ms
+// unshared; with today's the two agree). keep_ends leaves those two layers
+// their own variables and shares the rest, which recovered the unshared
+// optimum there at 2.5-3x the solve time.
 #pragma once
 
 #include <cstdint>
