@@ -215,6 +215,19 @@ TEST(PlanCommand, OutOfRangeSolverLimitsAreUsageErrorsNamingTheOption) {
   }
 }
 
+// docs/cli.md promises exit 2 for a value out of range: the time limit, the
+// memory budget and the mesh are checked where the command line is parsed.
+TEST(PlanCommand, OutOfRangeTimeLimitMemoryAndMeshAreUsageErrorsNamingTheOption) {
+  for (const char* bad : {"--time-limit 0", "--time-limit -3", "--memory-gb -1", "--mesh 0x4", "--mesh abc"}) {
+    testing::CliResult result = run_autopar(std::string("plan --model mlp ") + bad);
+    EXPECT_EQ(result.exit_code, 2) << bad << ": " << result.err;
+    std::string option = std::string(bad).substr(0, std::string(bad).find(' '));
+    EXPECT_NE(result.err.find("autopar: error: " + option + ": "), std::string::npos) << result.err;
+  }
+  testing::CliResult zero = run_autopar("plan --quiet --model mlp --mesh 2 --memory-gb 0 --time-limit 5");
+  EXPECT_EQ(zero.exit_code, 0) << zero.err;  // 0 GB: the profile's memory
+}
+
 TEST(PlanCommand, MalformedCbcOptionIsAUsageError) {
   for (const char* bad : {"cuts", "=off", "cuts="}) {
     testing::CliResult result =

@@ -11,6 +11,28 @@
 namespace autopar {
 namespace {
 
+// Values out of range are usage errors (exit 2, docs/cli.md), caught where
+// the command line is parsed; to_plan_options checks them again for callers
+// that fill PlanCliOptions in code.
+const CLI::Validator kPositiveSeconds(
+    [](std::string& text) -> std::string {
+      double value = std::strtod(text.c_str(), nullptr);
+      return value > 0 && std::isfinite(value) ? "" : "must be a positive number of seconds, got " + text;
+    },
+    "SECONDS > 0");
+const CLI::Validator kNonNegativeGigabytes(
+    [](std::string& text) -> std::string {
+      double value = std::strtod(text.c_str(), nullptr);
+      return value >= 0 && std::isfinite(value) ? "" : "must be a number of GB >= 0 (0: the profile's), got " + text;
+    },
+    "GB >= 0");
+const CLI::Validator kMeshShape(
+    [](std::string& text) -> std::string {
+      Expected<std::vector<int64_t>> shape = parse_mesh_shape(text);
+      return shape ? "" : shape.error().message;
+    },
+    "SHAPE");
+
 // CBC runs at most this many threads in its deterministic mode.
 constexpr int kMaxThreads = 256;
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -40,6 +62,7 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
   app.add_option("--time-limit", o.time_limit_s,
                  "Wall-clock safety valve in seconds; a plan it stops depends on the machine's "
                  "load (the plan says so)")
+      ->check(kPositiveSeconds)
       ->capture_default_str();
   app.add_option("--threads", o.threads,
                  "Solver threads (above 1: CBC's deterministic parallel mode)")
@@ -97,6 +120,7 @@ Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solv
 
 void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
   app.add_option("--mesh", o.mesh, "Device mesh shape, outermost dim first (e.g. 8x8, 2x4, 8x8x8)")
+      ->check(kMeshShape)
       ->capture_default_str();
   app.add_option("--mesh-names", o.mesh_names, "Names of the mesh dims, comma-separated (e.g. dp,tp)");
   app.add_option("--intra-node-dims", o.intra_node_dims,
@@ -107,7 +131,8 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                  "(e.g. from `autopar calibrate`)")
       ->capture_default_str();
   app.add_option("--memory-gb", o.memory_gb,
-                 "Memory budget per device in GB (1e9 bytes); default: the profile's device memory");
+                 "Memory budget per device in GB (1e9 bytes); default: the profile's device memory")
+      ->check(kNonNegativeGigabytes);
   app.add_option("--optimizer", o.optimizer, "Optimizer whose state is counted in memory")
       ->check(CLI::IsMember({"adamw", "sgd"}))
       ->capture_default_str();
