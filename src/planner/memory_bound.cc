@@ -40,22 +40,22 @@ std::vector<NodeBytes> top_nodes(const Problem& p, const ReducedProblem& r, Time
 // The least peak over every assignment (exact) or a bound on it, with the
 // min-peak ILP over lazily entered rows: a model of every time point's row is
 // dense (70b on 2x4: tens of GB in CBC's preprocessing), so each round solves
-// with some rows, a relaxation whose bound is valid, and adds the rows its
-// answer breaks, until its answer breaks none (its peak is then the least) or
-// CBC stops at a limit (the bound stands, not exact).
-void solve_min_peak(const Problem& p, ReducedProblem& all, const SolverOptions& o, MemoryShortfall& s) {
-  std::vector<MemoryRow> rows = std::move(all.memory_rows);
+// `some` (every row of `rows` entered so far), a relaxation whose bound is
+// valid, and adds the rows its answer breaks, until its answer breaks none
+// (its peak is then the least) or CBC stops at a limit (the bound stands).
+void solve_min_peak(const Problem& p, ReducedProblem& some, const std::vector<MemoryRow>& rows,
+                    const SolverOptions& o, MemoryShortfall& s) {
   std::vector<char> entered(rows.size(), 0);
   size_t top = 0;  // start from the row with the most unavoidable bytes
   for (size_t k = 0; k < rows.size(); ++k)
     if (rows[k].constant > rows[top].constant) top = k;
   entered[top] = 1;
   for (int round = 0;; ++round) {
-    all.memory_rows.clear();
+    some.memory_rows.clear();
     for (size_t k = 0; k < rows.size(); ++k)
-      if (entered[k]) all.memory_rows.push_back(rows[k]);
-    IlpModel m = build_ilp(all, IlpObjective::kPeakMemory);
-    std::vector<int32_t> choice(all.nodes.size(), 0);
+      if (entered[k]) some.memory_rows.push_back(rows[k]);
+    IlpModel m = build_ilp(some, IlpObjective::kPeakMemory);
+    std::vector<int32_t> choice(some.nodes.size(), 0);
     if (m.integers() > 0) {
       // The LP first: often integral (70b on 2x4: 0.4 s, where CBC on the
       // whole model took 39 s for the same answer); else reduced-cost fixing
@@ -64,36 +64,33 @@ void solve_min_peak(const Problem& p, ReducedProblem& all, const SolverOptions& 
       LpSolution lp;
       Relaxation relaxation = solve_integral_relaxation(m, o, run, &lp);
       if (relaxation != Relaxation::kIntegral) {
-        run = relaxation == Relaxation::kFractional ? solve_peak_after_relaxation(all, m, lp, o) : run_cbc(m, o);
+        run = relaxation == Relaxation::kFractional ? solve_peak_after_relaxation(some, m, lp, o) : run_cbc(m, o);
         if (run.status == SolveStatus::kInfeasible) return;
-        s.lower_bound_bytes = std::max(s.lower_bound_bytes, run.best_bound / m.memory_scale);
-        if (run.status != SolveStatus::kOptimal) return;  // a limit: the bound stands
-      } else {
-        s.lower_bound_bytes = std::max(s.lower_bound_bytes, run.best_bound / m.memory_scale);
       }
-      choice = decode_choice(all, m, run.columns.data());
+      s.lower_bound_bytes = std::max(s.lower_bound_bytes, run.best_bound / m.memory_scale);
+      if (run.status != SolveStatus::kOptimal) return;  // a limit: the bound stands
+      choice = decode_choice(some, m, run.columns.data());
     }
     // The answer is optimal over the entered rows: its highest entered row
     // (read from the rows, not the solver's objective and its tolerance) is
-    // the least peak unless a row left out is higher.
+    // the least peak unless a row left out is higher. With one assignment
+    // there is nothing to add rows for.
     double least = 0;
-    for (const MemoryRow& row : all.memory_rows) least = std::max(least, memory_row_value(all, row, choice));
+    for (const MemoryRow& row : some.memory_rows) least = std::max(least, memory_row_value(some, row, choice));
     std::vector<std::pair<double, size_t>> broken;  // (excess, row)
-    for (size_t k = 0; k < rows.size(); ++k) {
+    for (size_t k = 0; m.integers() > 0 && k < rows.size(); ++k) {
       if (entered[k]) continue;
-      double value = memory_row_value(all, rows[k], choice);
+      double value = memory_row_value(some, rows[k], choice);
       if (value > least * (1 + 1e-9)) broken.push_back({value - least, k});
     }
-    if (m.integers() == 0) broken.clear();  // one assignment: nothing to add rows for
-    if (broken.empty() || round + 1 >= o.max_memory_row_rounds * 4) {
-      all.memory_rows = std::move(rows);
-      if (!broken.empty()) return;  // out of rounds: the bound stands
-      Evaluation eval = evaluate(p, expand(all, choice));
+    if (broken.empty()) {
+      Evaluation eval = evaluate(p, expand(some, choice));
       s.lower_bound_bytes = eval.peak_bytes;
       s.point = eval.peak_point;
       s.exact = true;
       return;
     }
+    if (round + 1 >= o.max_memory_row_rounds * 4) return;  // out of rounds: the bound stands
     std::stable_sort(broken.begin(), broken.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     size_t take = std::min(broken.size(), static_cast<size_t>(std::max(o.memory_rows_per_round, 1)));
@@ -118,7 +115,10 @@ std::optional<MemoryShortfall> memory_shortfall(const Problem& p, const ReducedP
   for (const MemoryRow& row : all.memory_rows)
     if (s.point == -1 || row.constant > s.lower_bound_bytes)
       s.lower_bound_bytes = row.constant, s.point = row.point;
-  if (o.exact_memory_bound) solve_min_peak(p, all, o, s);
+  if (o.exact_memory_bound) {
+    std::vector<MemoryRow> rows = std::move(all.memory_rows);
+    solve_min_peak(p, all, rows, o, s);
+  }
   // Memory is why only if even the least peak exceeds the budget.
   double tolerance = 1e-9 * std::max(1.0, std::abs(s.budget));
   if (s.lower_bound_bytes <= s.budget + tolerance) return std::nullopt;

@@ -71,13 +71,17 @@ std::vector<int32_t> round_fractional_groups(const ReducedProblem& r, const IlpM
   return decode_choice(r, m, x.data());
 }
 
-// The best of the LP rounded (where fractional, by a small ILP; and plainly)
-// and the caller's start, each improved by single moves; empty when none is
-// a feasible choice.
+// The LP rounded two ways: where fractional, by a small ILP; and plainly.
+std::vector<std::vector<int32_t>> roundings(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
+                                            const SolverOptions& o) {
+  return {round_fractional_groups(r, m, lp, o), decode_choice(r, m, lp.columns.data())};
+}
+
+// The best of the LP's roundings and the caller's start, each improved by
+// single moves; empty when none is a feasible choice.
 std::vector<int32_t> incumbent_choice(const ReducedProblem& r, const IlpModel& m, const LpSolution& lp,
                                       const SolverOptions& o, const std::vector<int>& start, double& cost) {
-  std::vector<std::vector<int32_t>> candidates{round_fractional_groups(r, m, lp, o),
-                                               decode_choice(r, m, lp.columns.data())};
+  std::vector<std::vector<int32_t>> candidates = roundings(r, m, lp, o);
   if (!start.empty()) {
     std::vector<double> x(static_cast<size_t>(m.columns()), 0.0);
     for (int c : start) x[static_cast<size_t>(c)] = 1;
@@ -124,12 +128,6 @@ CbcRun incumbent_run(const IlpModel& m, const std::vector<int>& columns, double 
   return run;
 }
 
-// After a fractional LP relaxation: an incumbent from it, reduced-cost fixing
-// against that incumbent, and CBC on the columns left
-// (reduced_cost_fixing.h). CBC's root alone (cuts and heuristics, no
-// branching) runs first: when it finds a better incumbent, fixing against
-// that one drops more columns before the search. CBC on the whole model when
-// there is no incumbent.
 // CBC on the model reduced-cost fixing left (`kept`: its columns' original
 // indices), from the incumbent's columns (`start`), back in the whole
 // model's columns. Solutions outside it cost more than the incumbent, so the
@@ -232,9 +230,7 @@ CbcRun solve_peak_after_relaxation(const ReducedProblem& r, const IlpModel& m, c
   auto begin = std::chrono::steady_clock::now();
   std::vector<int32_t> best;
   double peak = kInfiniteCost;
-  std::vector<std::vector<int32_t>> candidates{round_fractional_groups(r, m, lp, o),
-                                               decode_choice(r, m, lp.columns.data())};
-  for (std::vector<int32_t>& choice : candidates) {
+  for (std::vector<int32_t>& choice : roundings(r, m, lp, o)) {
     if (choice.empty() || !(choice_cost(r, choice) < kInfiniteCost)) continue;
     double highest = 0;
     for (const MemoryRow& row : r.memory_rows) highest = std::max(highest, memory_row_value(r, row, choice));

@@ -14,18 +14,18 @@ namespace {
 // Values out of range are usage errors (exit 2, docs/cli.md), caught where
 // the command line is parsed; to_plan_options checks them again for callers
 // that fill PlanCliOptions in code.
-const CLI::Validator kPositiveSeconds(
-    [](std::string& text) -> std::string {
-      double value = std::strtod(text.c_str(), nullptr);
-      return value > 0 && std::isfinite(value) ? "" : "must be a positive number of seconds, got " + text;
-    },
-    "SECONDS > 0");
-const CLI::Validator kNonNegativeGigabytes(
-    [](std::string& text) -> std::string {
-      double value = std::strtod(text.c_str(), nullptr);
-      return value >= 0 && std::isfinite(value) ? "" : "must be a number of GB >= 0 (0: the profile's), got " + text;
-    },
-    "GB >= 0");
+CLI::Validator finite_number_at_least(double least, bool strictly, std::string what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = std::strtod(text.c_str(), nullptr);
+        bool in_range = std::isfinite(value) && (strictly ? value > least : value >= least);
+        return in_range ? "" : "must be " + what + ", got " + text;
+      },
+      what);
+}
+const CLI::Validator kPositiveSeconds = finite_number_at_least(0, true, "a positive number of seconds");
+const CLI::Validator kNonNegativeGigabytes =
+    finite_number_at_least(0, false, "a number of GB >= 0 (0: the profile's)");
 const CLI::Validator kMeshShape(
     [](std::string& text) -> std::string {
       Expected<std::vector<int64_t>> shape = parse_mesh_shape(text);
