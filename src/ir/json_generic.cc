@@ -116,8 +116,10 @@ Expected<Attrs> read_generic_attrs(const Json* value, const AtenSchema& schema, 
   }
   if (value != nullptr) {
     for (const auto& [key, v] : value->items()) {
-      auto it = std::find_if(schema.args.begin(), schema.args.end(),
-                             [&](const AtenArg& a) { return a.name == key && !a.is_tensor(); });
+      // An init-capture: clang 14 (the fuzz build) cannot capture a structured binding.
+      auto it = std::find_if(schema.args.begin(), schema.args.end(), [&name = key](const AtenArg& a) {
+        return a.name == name && !a.is_tensor();
+      });
       if (it == schema.args.end()) {
         return where.at("." + key).error("{} has no attribute '{}' (schema: {})", schema.name, key,
                                          schema.text);

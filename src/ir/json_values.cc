@@ -181,7 +181,11 @@ Expected<TensorMeta> read_meta(const Json& value, const Where& where) {
   if (!dims) return dims.error();
   Expected<DType> type = read_dtype(**dtype, where.at(".dtype"));
   if (!type) return type.error();
-  return TensorMeta{std::move(*dims), *type};
+  TensorMeta meta{std::move(*dims), *type};
+  if (!checked_bytes(meta)) {
+    return where.at(".shape").error("{} is too large: its size in bytes does not fit int64", to_string(meta));
+  }
+  return meta;
 }
 
 Expected<std::shared_ptr<const TensorBytes>> read_tensor_value(const Json& value,
@@ -206,8 +210,9 @@ Expected<Attrs> read_attrs(const Json* value, const OpDef& def, const Where& whe
   }
   if (value != nullptr) {
     for (const auto& [key, v] : value->items()) {
+      // An init-capture: clang 14 (the fuzz build) cannot capture a structured binding.
       auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),
-                               [&](const AttrSpec& s) { return s.name == key; });
+                               [&name = key](const AttrSpec& s) { return s.name == name; });
       if (spec == def.attrs.end()) {
         return where.at("." + key).error("{} has no attribute '{}' (it takes: {})", def.name,
                                          key, schema_names(def));

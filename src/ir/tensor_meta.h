@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct TensorMeta {
 
   bool operator==(const TensorMeta&) const = default;
 };
+
+// meta.bytes() when numel(), bytes() and every stride fit int64, else nullopt.
+// Readers of shapes from files check it, so nothing they accept overflows.
+std::optional<int64_t> checked_bytes(const TensorMeta& meta);
 
 // "f32[16384, 4096]"; a scalar prints as "f32[]".
 std::string to_string(const TensorMeta& meta);

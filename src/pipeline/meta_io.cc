@@ -43,6 +43,10 @@ Expected<GivenMeta> read_meta(const json& j, const std::string& where) {
   std::optional<DType> dtype = parse_dtype(j["dtype"].get<std::string>());
   if (!dtype) return make_error("{}: unknown dtype \"{}\"", where, j["dtype"].get<std::string>());
   GivenMeta given{TensorMeta{int_list(j["shape"]), *dtype}, {}};
+  if (!checked_bytes(given.meta)) {
+    return make_error("{}: shape {} must have sizes >= 0 and fit int64 in bytes", where,
+                      shape_to_string(given.meta.shape));
+  }
   if (j.contains("strides")) {
     if (!is_int_list(j["strides"]))
       return make_error("{}: strides must be a list of integers", where);

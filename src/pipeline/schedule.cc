@@ -30,8 +30,27 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return parts;
 }
 
+// Stages 0..S-1 each need an action, and so does every microbatch, so no
+// index reaches the action count: checked before S and M size any table.
+Status check_indices(const std::vector<std::vector<Action>>& ranks) {
+  int64_t count = 0;
+  for (const auto& actions : ranks) count += static_cast<int64_t>(actions.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (size_t i = 0; i < ranks[r].size(); ++i) {
+      const Action& a = ranks[r][i];
+      if (a.stage >= count || a.microbatch >= count) {
+        return make_error("rank {} position {} ({}): stage or microbatch out of range: {} actions "
+                          "hold at most {} stages and {} microbatches, numbered from 0 without gaps",
+                          r, i, to_string(a), count, count, count);
+      }
+    }
+  }
+  return ok_status();
+}
+
 // Fills counts and the stage-to-rank mapping from the actions.
 Expected<Schedule> finish(std::vector<std::vector<Action>> ranks) {
+  if (Status s = check_indices(ranks); !s) return s.error();
   Schedule schedule;
   schedule.num_ranks = static_cast<int32_t>(ranks.size());
   for (const auto& actions : ranks) {
@@ -74,10 +93,13 @@ Expected<std::vector<Action>> parse_cells(const std::vector<std::string_view>& c
     if (cell.empty()) continue;
     Expected<Action> a = parse_action(cell);
     if (!a) {
-      return make_error("rank {} position {}: {}", rank, actions.size(), a.error().message);
+      return make_error_like(a.error(), "rank {} position {}: {}", rank, actions.size(), a.error().message);
     }
     actions.push_back(*a);
   }
+  // An idle rank has no printed form in CSV (an empty row is skipped), and
+  // holds no stage: refused in both formats.
+  if (actions.empty()) return make_error("rank {} has no actions; every rank runs at least one", rank);
   return actions;
 }
 
@@ -135,7 +157,8 @@ Expected<Schedule> parse_schedule_text(std::string_view text) {
     }
     Expected<std::vector<Action>> actions =
         parse_cells(split(line.substr(expected.size()), ' '), static_cast<int>(ranks.size()));
-    if (!actions) return make_error("schedule text line {}: {}", line_no, actions.error().message);
+    if (!actions) return make_error_like(actions.error(),
+        "schedule text line {}: {}", line_no, actions.error().message);
     ranks.push_back(std::move(*actions));
   }
   if (ranks.empty()) return make_error("schedule text has no \"rank 0: ...\" line");
@@ -151,7 +174,7 @@ Expected<Schedule> parse_schedule_csv(std::string_view text) {
     if (line.empty() || line.front() == '#') continue;
     Expected<std::vector<Action>> actions =
         parse_cells(split(line, ','), static_cast<int>(ranks.size()));
-    if (!actions) return make_error("schedule CSV line {}: {}", line_no, actions.error().message);
+    if (!actions) return make_error_like(actions.error(), "schedule CSV line {}: {}", line_no, actions.error().message);
     ranks.push_back(std::move(*actions));
   }
   if (ranks.empty()) return make_error("schedule CSV has no rows (one row per rank expected)");

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include <string>
 
@@ -57,7 +58,12 @@ Expected<PinSpec> parse_pin(std::string_view text, int mesh_ndim) {
                                         dot + 3 < target.size() &&
                                         target.find_first_not_of("0123456789", dot + 3) ==
                                             std::string_view::npos) {
-    pin.input = std::stoi(std::string(target.substr(dot + 3)));
+    std::string_view digits = target.substr(dot + 3);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pin.input);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      return make_error("pin '{}': input index {} is too large (K in NODE.in<K> counts a node's "
+                        "inputs from 0)", pin.text, digits);
+    }
     target = target.substr(0, dot);
   }
   if (target.starts_with("@")) {
@@ -72,7 +78,7 @@ Expected<PinSpec> parse_pin(std::string_view text, int mesh_ndim) {
   }
   pin.pattern = std::string(target);
   Expected<Sharding> parsed = parse_sharding(sharding, mesh_ndim);
-  if (!parsed) return make_error("pin '{}': {}", pin.text, parsed.error().message);
+  if (!parsed) return make_error_like(parsed.error(), "pin '{}': {}", pin.text, parsed.error().message);
   pin.sharding = *parsed;
   return pin;
 }
@@ -90,7 +96,7 @@ Expected<std::vector<PinSpec>> parse_pin_file(std::string_view contents, int mes
     line = trim(line);
     if (line.empty()) continue;
     Expected<PinSpec> pin = parse_pin(line, mesh_ndim);
-    if (!pin) return make_error("{}:{}: {}", file_name, line_no, pin.error().message);
+    if (!pin) return make_error_like(pin.error(), "{}:{}: {}", file_name, line_no, pin.error().message);
     pins.push_back(std::move(*pin));
   }
   return pins;

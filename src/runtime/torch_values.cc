@@ -7,8 +7,8 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "ir/values_index.h"
 #include "runtime/init.h"
 #include "runtime/kernels.h"
 
@@ -23,19 +23,18 @@ Expected<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
-Expected<at::Tensor> read_tensor(const std::string& dir, const nlohmann::json& entry) {
-  std::string file = dir + "/" + entry.value("file", std::string());
-  std::optional<DType> dtype = parse_dtype(entry.value("dtype", std::string()));
-  if (!dtype) return make_error("{}: unknown dtype '{}'", file, entry.value("dtype", std::string()));
-  std::vector<int64_t> shape = entry.value("shape", std::vector<int64_t>{});
-  at::Tensor t = at::empty(shape, at::TensorOptions().dtype(to_scalar_type(*dtype)));
+// The index checked the entry (ir/values_index.h); its size is known before
+// allocating, so a wrong file costs no tensor.
+Expected<at::Tensor> read_tensor(const std::string& dir, const ValuesIndexEntry& entry) {
+  std::string file = dir + "/" + entry.file;
   Expected<std::string> bytes = read_file(file);
   if (!bytes) return bytes.error();
-  size_t want = static_cast<size_t>(t.numel()) * t.element_size();
+  size_t want = static_cast<size_t>(entry.bytes);
   if (bytes->size() != want) {
     return make_error("{}: {} bytes, expected {} for {}{}", file, bytes->size(), want,
-                      dtype_name(*dtype), shape_to_string(shape));
+                      dtype_name(entry.dtype), shape_to_string(entry.shape));
   }
+  at::Tensor t = at::empty(entry.shape, at::TensorOptions().dtype(to_scalar_type(entry.dtype)));
   std::memcpy(t.data_ptr(), bytes->data(), want);  // little-endian hosts only (x86, arm64)
   return t;
 }
@@ -44,23 +43,19 @@ Expected<at::Tensor> read_tensor(const std::string& dir, const nlohmann::json& e
 
 Expected<TorchValues> read_torch_values(const std::string& dir) {
   Expected<std::string> text = read_file(dir + "/index.json");
-  if (!text) return make_error("--check-against-torch: {} (write it with autopar_export.py --with-values)", text.error().message);
-  nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || index.value("format", "") != "autopar.values" || !index.contains("tensors")) {
-    return make_error("{}/index.json is not an autopar.values index", dir);
-  }
+  if (!text) return make_error_like(text.error(),
+      "--check-against-torch: {} (write it with autopar_export.py --with-values)", text.error().message);
+  Expected<ValuesIndex> index = parse_values_index(*text, dir);
+  if (!index) return index.error();
   TorchValues values;
-  for (const nlohmann::json& entry : index["tensors"]) {
+  for (const ValuesIndexEntry& entry : index->entries) {
     Expected<at::Tensor> t = read_tensor(dir, entry);
     if (!t) return t.error();
-    std::string role = entry.value("role", "");
-    std::string name = entry.value("name", "");
-    if (role == "param") values.params[name] = *t;
-    else if (role == "input") values.inputs[name] = *t;
-    else if (role == "grad") values.grads[name] = *t;
-    else if (role == "loss") values.loss = *t;
-    else if (role == "buffer") values.buffers[name] = *t;
-    else return make_error("{}/index.json: tensor '{}' has unknown role '{}'", dir, name, role);
+    if (entry.role == "param") values.params[entry.name] = *t;
+    else if (entry.role == "input") values.inputs[entry.name] = *t;
+    else if (entry.role == "grad") values.grads[entry.name] = *t;
+    else if (entry.role == "loss") values.loss = *t;
+    else values.buffers[entry.name] = *t;  // "buffer": the index allows no other role
   }
   return values;
 }
@@ -77,7 +72,7 @@ Expected<std::vector<at::Tensor>> torch_placeholders(const Graph& graph, const T
     }
     if (node.value) {
       Expected<at::Tensor> t = tensor_from_bytes(*node.value, meta);
-      if (!t) return make_error("placeholder '{}': {}", node.name, t.error().message);
+      if (!t) return make_error_like(t.error(), "placeholder '{}': {}", node.name, t.error().message);
       out[static_cast<size_t>(v)] = std::move(*t);
       continue;
     }

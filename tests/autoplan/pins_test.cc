@@ -27,6 +27,14 @@ TEST(Pins, BadPinsSayWhatIsWrong) {
   EXPECT_NE(parse_pin("x=S(0)", 2).error().message.find("pin 'x=S(0)'"), std::string::npos);
 }
 
+// Found by fuzz/pins_fuzz.cc: std::stoi threw out_of_range.
+TEST(Pins, AnInputIndexBeyondIntIsAnErrorNotAnException) {
+  Expected<PinSpec> pin = parse_pin("mm_3.in99999999999=RR", 2);
+  ASSERT_FALSE(pin.ok());
+  EXPECT_EQ(pin.error().message, "pin 'mm_3.in99999999999=RR': input index 99999999999 is too "
+                                 "large (K in NODE.in<K> counts a node's inputs from 0)");
+}
+
 TEST(Pins, FileErrorsNameTheLine) {
   Expected<std::vector<PinSpec>> pins = parse_pin_file("# pins\nembedding=RR\n\nbad\n", 2, "c.txt");
   ASSERT_FALSE(pins.ok());

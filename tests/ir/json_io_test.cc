@@ -1,6 +1,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include <gmock/gmock.h>
@@ -397,6 +399,34 @@ TEST(JsonReader, HugeIntegersAreRejectedNotWrapped) {
   doc["nodes"][0]["outputs"][0]["shape"][0] = uint64_t{1} << 63;
   EXPECT_EQ(read_error(doc), "nodes[0].outputs[0].shape[0] (node 'x'): expected an int, got "
                              "number 9223372036854775808");
+}
+
+// Found by fuzz/graph_fuzz.cc (the inputs are its regressions): sizes and
+// attributes from the file overflowed int64 inside op rules (undefined
+// behaviour); each is now an error naming the node and the values.
+TEST(JsonReader, AttributesThatOverflowInt64AreErrorsNamingTheNode) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"cat_size_overflow.json", "has more elements than int64 can count"},
+      {"conv_groups_overflow.json", "do not fit groups=4611686018427387904"},
+      {"pad_size_overflow.json", "makes a dim of f32[8] overflow int64"},
+      {"pool_window_overflow.json", "is beyond 2^31 (or the size beyond 2^61)"},
+      {"view_size_overflow.json", "has more elements than int64 can count"},
+  };
+  for (const auto& [file, expected] : kCases) {
+    std::ifstream in(std::string(AUTOPAR_SOURCE_DIR) + "/fuzz/regressions/graph/" + file);
+    ASSERT_TRUE(in) << file;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(read_error(std::string_view(text)), HasSubstr(expected)) << file;
+  }
+}
+
+// Found by fuzz/graph_fuzz.cc: a constant of f32[4, 2^32, 2^32] overflowed
+// int64 in numel() (undefined behaviour) while its value was checked.
+TEST(JsonReader, ShapesWhoseBytesOverflowInt64AreRejected) {
+  Json doc = matmul_doc();
+  doc["nodes"][0]["outputs"][0]["shape"] = {4, int64_t{1} << 32, int64_t{1} << 32};
+  EXPECT_EQ(read_error(doc), "nodes[0].outputs[0].shape (node 'x'): f32[4, 4294967296, 4294967296] "
+                             "is too large: its size in bytes does not fit int64");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,34 @@ TEST(OpTable, MmRejectsMismatchedInnerDims) {
   Expected<NodeId> mm = g.add(OpId::kMm, {a, b});
   ASSERT_FALSE(mm.ok());
   EXPECT_EQ(mm.error().message, "aten.mm.default: mm inner dims differ: f32[16, 32] @ f32[31, 8]");
+}
+
+// Found by fuzz/graph_fuzz.cc: a view size read from a file overflowed int64
+// while its elements were counted (undefined behaviour).
+TEST(OpTable, ViewSizeWhoseElementsOverflowIsAnError) {
+  Graph g;
+  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{2, 2}, DType::f32});
+  Attrs attrs;
+  attrs.set("size", std::vector<int64_t>{int64_t{1} << 32, int64_t{1} << 32, 4});
+  Expected<NodeId> view = g.add(OpId::kView, {x}, std::move(attrs));
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.error().message, "aten.view.default: view size [4294967296, 4294967296, 4] has more "
+                                  "elements than int64 can count");
+}
+
+// Found by fuzz/graph_fuzz.cc: ceil((end - start) / step) overflowed for a
+// step near INT64_MAX.
+TEST(OpTable, SliceWithAHugeStepTakesTheFirstElement) {
+  Graph g;
+  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{8}, DType::f32});
+  Attrs attrs;
+  attrs.set("dim", int64_t{0});
+  attrs.set("start", int64_t{0});
+  attrs.set("end", int64_t{8});
+  attrs.set("step", std::numeric_limits<int64_t>::max());
+  Expected<NodeId> slice = g.add(OpId::kSliceTensor, {x}, std::move(attrs));
+  ASSERT_TRUE(slice.ok()) << slice.error().message;
+  EXPECT_EQ(to_string(g.node(*slice).meta()), "f32[1]");
 }
 
 // The op table's attributes are the aten schema's non-tensor arguments, and

@@ -83,6 +83,30 @@ TEST(Schedule, CsvBadCellNamesLineRankAndPosition) {
       << s.error().message;
 }
 
+// Found by fuzz/schedule_fuzz.cc: an empty CSV row is skipped, so an idle rank
+// printed by to_csv did not read back.
+TEST(Schedule, ARankWithoutActionsIsRefusedInBothFormats) {
+  Expected<Schedule> csv = parse_schedule_csv("0F0,0B0\n,\n");
+  ASSERT_FALSE(csv.ok());
+  EXPECT_EQ(csv.error().message,
+            "schedule CSV line 2: rank 1 has no actions; every rank runs at least one");
+  Expected<Schedule> text = parse_schedule_text("rank 0: 0F0 0B0\nrank 1:\n");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().message,
+            "schedule text line 2: rank 1 has no actions; every rank runs at least one");
+}
+
+// Found by fuzz/schedule_fuzz.cc: stage 88888880 sized tables of 88888881
+// entries (out of memory). Two actions allow at most 2 stages and microbatches.
+TEST(Schedule, AnIndexBeyondTheActionCountIsRefusedBeforeSizingTables) {
+  Expected<Schedule> s = parse_schedule_csv("0F0,88888880B0\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "rank 0 position 1 (88888880B0): stage or microbatch out of range: 2 actions hold at "
+            "most 2 stages and 2 microbatches, numbered from 0 without gaps");
+  EXPECT_FALSE(parse_schedule_text("rank 0: 0F0 0B7\n").ok());
+}
+
 TEST(Validate, BackwardBeforeForwardPointsAtTheBackward) {
   Expected<Schedule> s = parse_schedule_text("rank 0: 0B0 0F0\n");
   ASSERT_TRUE(s.ok());

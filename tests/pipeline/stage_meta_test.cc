@@ -174,6 +174,21 @@ TEST_F(GivenShapes, WrongDtypeStridesAndCountAreNamed) {
             "stage 1 inputs: 1 given, 2 inferred");
 }
 
+// Found by fuzz/stage_shapes_fuzz.cc: contiguous strides of [4, 2^32, 2^32]
+// overflowed int64 (undefined behaviour) before any check.
+TEST(StageShapes, ShapesWhoseBytesOverflowAreRefused) {
+  Expected<std::vector<GivenStageShapes>> given = parse_stage_shapes(
+      R"({"stages":[{"stage":0,"inputs":[{"dtype":"f32","shape":[4,4294967296,4294967296]}]}]})");
+  ASSERT_FALSE(given.ok());
+  EXPECT_EQ(given.error().message, "stage shapes: stage 0 inputs 0: shape [4, 4294967296, 4294967296] "
+                                   "must have sizes >= 0 and fit int64 in bytes");
+  Expected<MetaMessage> message =
+      decode_metas(R"({"from":0,"to":1,"metas":[{"dtype":"f32","shape":[4,-1]}]})");
+  ASSERT_FALSE(message.ok());
+  EXPECT_EQ(message.error().message, "metadata message 0->1 meta 0: shape [4, -1] must have sizes >= 0 "
+                                     "and fit int64 in bytes");
+}
+
 TEST(Agreement, AllRanksInferOrAllAreGivenShapes) {
   const bool none[] = {false, false, false};
   const bool all[] = {true, true, true};

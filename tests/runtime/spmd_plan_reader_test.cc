@@ -129,6 +129,34 @@ TEST(SpmdPlanReader, RefusesAMeshOfOtherSizeThanTheJob) {
       << read.error().message;
 }
 
+// Found by fuzz/plan_fuzz.cc: a field of the wrong type, or an input without
+// its placement, threw from nlohmann (or failed its assertion) instead.
+TEST(SpmdPlanReader, FieldsOfTheWrongTypeAreErrorsNamingTheField) {
+  Fixture f = planned_mlp("fsdp");
+  auto read_edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    Expected<Plan> read = read_plan(edited(f.json, edit), f.graph, f.mesh, f.hw, 4);
+    return read ? std::string("ok") : read.error().message;
+  };
+  EXPECT_EQ(read_edited([](nlohmann::json& j) { j["label"] = 5; }),
+            "the plan's \"label\" must be a string, got 5");
+  EXPECT_EQ(read_edited([](nlohmann::json& j) { j["nodes"] = "all"; }),
+            "the plan's \"nodes\" must be a list, got \"all\"");
+  EXPECT_EQ(read_edited([](nlohmann::json& j) { j["nodes"][0]["shape"] = "256x64"; }),
+            "the plan's node layers_0_weight: \"shape\" must be a list of integers, got \"256x64\"");
+  std::string message = read_edited([](nlohmann::json& j) {
+    for (nlohmann::json& n : j["nodes"]) {
+      if (!n["inputs"].empty()) {
+        n["inputs"][0].erase("placement");
+        break;
+      }
+    }
+  });
+  EXPECT_NE(message.find("input placement is missing"), std::string::npos) << message;
+  Expected<PlanFile> header = read_plan_header(edited(f.json, [](nlohmann::json& j) { j["mesh"]["shape"] = {2, "x"}; }));
+  ASSERT_FALSE(header);
+  EXPECT_EQ(header.error().message, "the plan's mesh \"shape\" must be a list of integers, got [2,\"x\"]");
+}
+
 TEST(SpmdPlanReader, RefusesANodeTheGraphDoesNotHave) {
   Fixture f = planned_mlp("");
   std::string json = edited(f.json, [](nlohmann::json& j) { j["nodes"][1]["name"] = "ghost"; });

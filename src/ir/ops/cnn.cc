@@ -32,6 +32,18 @@ Expected<std::vector<int64_t>> pair_attr(const Attrs& attrs, std::string_view na
 // floor((in + 2p - d(k-1) - 1) / s) + 1; with ceil_mode the division rounds up,
 // but the last window must still start inside the input or its left padding.
 Expected<int64_t> window_out(int64_t in, const Window& w, size_t d, bool ceil_mode) {
+  // Far beyond any real window, and small enough that nothing below overflows
+  // int64 whatever a graph file gives (|span| < 2^61 + 2^32 + 2^62).
+  constexpr int64_t kMaxAttr = int64_t{1} << 31, kMaxIn = int64_t{1} << 61;
+  bool too_large = in > kMaxIn;
+  for (int64_t v : {w.kernel[d], w.padding[d], w.dilation[d], w.stride[d]}) {
+    too_large = too_large || v < -kMaxAttr || v > kMaxAttr;
+  }
+  if (too_large) {
+    return make_error("spatial dim {} of size {}: kernel {}, padding {}, dilation {} or stride {} "
+                      "is beyond 2^31 (or the size beyond 2^61)",
+                      d, in, w.kernel[d], w.padding[d], w.dilation[d], w.stride[d]);
+  }
   int64_t span = in + 2 * w.padding[d] - w.dilation[d] * (w.kernel[d] - 1) - 1;
   if (w.stride[d] <= 0 || span < 0) {
     return make_error("spatial dim {} of size {} is too small for kernel {} (padding {}, "
@@ -52,7 +64,9 @@ Expected<Shape> conv_out_shape(const OpCall& call, const TensorMeta& x, const Te
     return make_error("transposed convolution is not supported (only conv2d)");
   }
   int64_t groups = call.attrs.get_int("groups");
-  if (groups <= 0 || x.shape[1] != w.shape[1] * groups || w.shape[0] % groups != 0) {
+  // C == weight dim 1 * groups, without a product that could overflow.
+  if (groups <= 0 || x.shape[1] % groups != 0 || x.shape[1] / groups != w.shape[1] ||
+      w.shape[0] % groups != 0) {
     return make_error("input {} and weight {} do not fit groups={} (need C == weight dim 1 * "
                       "groups and O divisible by groups)",
                       to_string(x), to_string(w), groups);

@@ -34,7 +34,7 @@ Expected<Shape> avg_pool_out(const OpCall& call, const TensorMeta& x) {
   Expected<Window> win = pool_window(call.attrs);
   if (!win) return win.error();
   for (size_t d = 0; d < 2; ++d) {
-    if (win->kernel[d] <= 0 || 2 * win->padding[d] > win->kernel[d]) {
+    if (win->kernel[d] <= 0 || win->padding[d] > win->kernel[d] / 2) {  // 2p > k, without overflow
       return make_error("avg_pool2d kernel_size {} and padding {} must be positive with padding at "
                         "most half the kernel",
                         shape_to_string(win->kernel), shape_to_string(win->padding));

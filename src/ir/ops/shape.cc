@@ -56,7 +56,11 @@ Outputs constant_pad_nd_shape(const OpCall& call) {
   TensorMeta out = x;
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     int64_t& size = out.shape[out.shape.size() - 1 - i];
-    size += pad[2 * i] + pad[2 * i + 1];
+    if (__builtin_add_overflow(size, pad[2 * i], &size) ||
+        __builtin_add_overflow(size, pad[2 * i + 1], &size)) {
+      return make_error("constant_pad_nd pad {} makes a dim of {} overflow int64", shape_to_string(pad),
+                        to_string(x));
+    }
     if (size < 0) {
       return make_error("constant_pad_nd pad {} makes a dim of {} negative", shape_to_string(pad),
                         to_string(x));

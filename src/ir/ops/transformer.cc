@@ -48,7 +48,8 @@ int64_t slice_length(const OpCall& call, int64_t size) {
   if (end < 0) end += size;
   start = std::clamp<int64_t>(start, 0, size);
   end = std::clamp<int64_t>(end, start, size);
-  return step <= 0 ? -1 : (end - start + step - 1) / step;
+  if (step <= 0) return -1;
+  return end == start ? 0 : (end - start - 1) / step + 1;  // ceil((end - start) / step); step may be huge
 }
 
 }  // namespace
@@ -65,7 +66,11 @@ Outputs cat_shape(const OpCall& call) {
     }
     a[static_cast<size_t>(*dim)] = b[static_cast<size_t>(*dim)] = 0;
     if (a != b) return make_error("cat input {} {} differs from {} off dim {}", i, to_string(t), to_string(call.in(0)), *dim);
-    out.shape[static_cast<size_t>(*dim)] += t.shape[static_cast<size_t>(*dim)];
+    int64_t& size = out.shape[static_cast<size_t>(*dim)];
+    if (__builtin_add_overflow(size, t.shape[static_cast<size_t>(*dim)], &size)) {
+      return make_error("cat of {} inputs along dim {} has more elements than int64 can count",
+                        call.num_inputs(), *dim);
+    }
   }
   return one(out);
 }

@@ -54,8 +54,8 @@ Outputs view_shape(const OpCall& call) {
       inferred = static_cast<int>(i);
     } else if (shape[i] < 0) {
       return make_error("view size {} has a negative dim", shape_to_string(shape));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {  // sizes come from files
+      return make_error("view size {} has more elements than int64 can count", shape_to_string(shape));
     }
   }
   if (inferred >= 0) {
