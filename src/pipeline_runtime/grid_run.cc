@@ -51,7 +51,7 @@ struct Checker {
       at::Tensor expect = leader() ? want.at(name) : at::Tensor();
       Expected<ShardComparison> s = compare_every_shard(local, micro.node(id).meta(),
                                                         planned_output_sharding(plan, id), expect, runner.mesh(), tol);
-      if (!s) return make_error("checking {}: {}", name, s.error().message);
+      if (!s) return make_error_like(s.error(), "checking {}: {}", name, s.error().message);
       if (leader()) c.record(*s, name + suffix);
     }
     return ok_status();
@@ -68,7 +68,7 @@ struct Checker {
     Expected<double> failed = world.sum_over_ranks(c.failed);
     Expected<double> tensors = world.sum_over_ranks(c.tensors);
     Expected<double> error = world.max_over_ranks(c.max_error);
-    if (!failed || !tensors || !error) return make_error("combining the check's verdict failed");
+    if (!failed || !tensors || !error) return make_error_of(ErrorKind::kRuntime, "combining the check's verdict failed");
     if (world.rank() == 0) {
       fmt::print("{}: {:.0f} tensors, every rank's block, max abs error {:.3g}: {}\n", line, *tensors, *error,
                  *failed == 0 ? "OK" : fmt::format("MISMATCH in {:.0f} (first on rank 0's group: {})", *failed,
@@ -113,7 +113,7 @@ Expected<bool> check_step(Checker& k, StageWorker& worker, double loss, int64_t 
                                                          loss, ref_loss));
   if (!grads_ok) return grads_ok.error();
   if (k.leader()) reference_update(k.ref_graph, *k.ref);
-  worker.optimizer_step();
+  if (Status s = worker.optimizer_step(); !s) return s.error();
   std::map<NodeId, at::Tensor> params;
   for (const auto& [id, sum] : worker.grad_sums()) params[id] = worker.param(id);
   GridComparison after;
@@ -173,7 +173,7 @@ Expected<GridRunResult> run_grid_training(const Graph* full, const Graph& micro,
     timing.ranks = world.size();
     Expected<double> makespan = world.max_over_ranks(step_s);
     Expected<double> busy = world.sum_over_ranks(worker.busy_s());
-    if (!makespan || !busy) return make_error("gathering the step's timing failed");
+    if (!makespan || !busy) return make_error_of(ErrorKind::kRuntime, "gathering the step's timing failed");
     timing.makespan_s = *makespan;
     timing.busy_s = *busy;
     Expected<double> loss = step_loss(setup, world, pipe, runner, worker);
@@ -183,8 +183,8 @@ Expected<GridRunResult> run_grid_training(const Graph* full, const Graph& micro,
       Expected<bool> ok = check_step(*checker, worker, *loss, step, o, result.max_error);
       if (!ok) return ok.error();
       result.check_ok = result.check_ok && *ok;
-    } else {
-      worker.optimizer_step();
+    } else if (Status s = worker.optimizer_step(); !s) {
+      return s.error();
     }
     worker.release_grads();
     std::fflush(stdout);
@@ -198,7 +198,8 @@ Expected<GridRunResult> run_grid_training(const Graph* full, const Graph& micro,
     PipelineMemoryInput input{&micro, &setup.stages, &setup.programs, &setup.lowered,
                               optimizer_bytes_per_element(o.optimizer.kind), o.sizes};
     Expected<std::vector<RankMemory>> by_pipeline_rank = predict_pipeline_memory(input);
-    if (!by_pipeline_rank) return make_error("memory model: {}", by_pipeline_rank.error().message);
+    if (!by_pipeline_rank) return make_error_like(by_pipeline_rank.error(),
+        "memory model: {}", by_pipeline_rank.error().message);
     const int group = world.size() / setup.lowered.num_ranks;
     std::vector<double> want;
     for (int w = 0; w < world.size(); ++w) {

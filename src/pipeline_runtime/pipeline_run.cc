@@ -179,7 +179,7 @@ Status check_step(const Graph& full, const Graph& micro, const PipelineSetup& se
                o.tolerance.atol, c->worst_ratio <= 1 ? "OK" : "MISMATCH");
   }
   if (ref) reference_update(full, *ref);
-  worker.optimizer_step();
+  if (Status s = worker.optimizer_step(); !s) return s;
   const CheckTolerance param_tol = parameter_tolerance(o.tolerance, o.optimizer, step);
   c = compare_params(full, micro, setup, world, worker, ref, param_tol);
   if (!c) return c.error();
@@ -203,7 +203,7 @@ Status compare_memory(const Graph& micro, const PipelineSetup& setup, const Comm
   PipelineMemoryInput input{&micro, &setup.stages, &setup.programs, &setup.lowered,
                             optimizer_bytes_per_element(o.optimizer.kind)};
   Expected<std::vector<RankMemory>> predicted = predict_pipeline_memory(input);
-  if (!predicted) return make_error("memory model: {}", predicted.error().message);
+  if (!predicted) return make_error_like(predicted.error(), "memory model: {}", predicted.error().message);
   result.predicted = std::move(*predicted);
   std::vector<double> want;
   for (const RankMemory& m : result.predicted) want.push_back(static_cast<double>(m.peak_bytes));
@@ -244,8 +244,8 @@ Expected<PipelineRunResult> run_pipeline_training(const Graph& full, const Graph
       if (Status s = check_step(full, micro, setup, world, *worker, *loss, ref.get(), step, o, result); !s) {
         return s.error();
       }
-    } else {
-      worker->optimizer_step();
+    } else if (Status s = worker->optimizer_step(); !s) {
+      return s.error();
     }
     worker->release_grads();
     std::fflush(stdout);

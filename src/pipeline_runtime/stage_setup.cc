@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "pipeline/lower.h"
+#include "runtime/fault_injection.h"
 
 namespace autopar::pipeline {
 namespace {
@@ -22,7 +23,7 @@ Status mpi_status(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  return make_error("MPI {} failed: {}", what, std::string(text, static_cast<size_t>(length)));
+  return make_error_of(ErrorKind::kRuntime, "MPI {} failed: {}", what, std::string(text, static_cast<size_t>(length)));
 }
 
 std::map<std::string, TensorMeta> input_metas(const Graph& full) {
@@ -34,6 +35,7 @@ std::map<std::string, TensorMeta> input_metas(const Graph& full) {
 }
 
 Expected<std::string> recv_string(const Communicator& comm, int from) {
+  OperationPhase phase(JobPhase::kReceive);
   MPI_Status status;
   if (Status s = mpi_status(MPI_Probe(from, kMetaTag, comm.native(), &status), "probe"); !s) {
     return s.error();
@@ -94,7 +96,7 @@ Expected<std::map<StageIdx, StageMeta>> infer_own_stages(
         Expected<std::string> text = recv_string(world, owner[static_cast<size_t>(prev)]);
         if (!text) return text.error();
         Expected<MetaMessage> message = decode_metas(*text);
-        if (!message) return make_error("stage {}: metadata from stage {}: {}", st.index, prev,
+        if (!message) return make_error_like(message.error(), "stage {}: metadata from stage {}: {}", st.index, prev,
                                         message.error().message);
         if (Status agreed = check_layouts(micro, setup.stages[static_cast<size_t>(prev)], *message, o); !agreed) {
           return agreed.error();
@@ -155,7 +157,7 @@ Expected<std::map<StageIdx, StageMeta>> check_given(
   Status verdict = all ? check_stage_shapes(all->stages, given) : Status(all.error());
   int32_t failed = verdict ? 0 : 1;
   if (Status s = world.all_reduce_sum(&failed, 1, DType::i32); !s) return s.error();
-  if (!verdict) return make_error("--stage-shapes: {}", verdict.error().message);
+  if (!verdict) return make_error_like(verdict.error(), "--stage-shapes: {}", verdict.error().message);
   if (failed > 0) {
     return make_error("--stage-shapes were rejected on {} other rank(s) (different files?)", failed);
   }
@@ -192,10 +194,13 @@ Expected<PipelineSetup> build_plan(const Graph& micro, const Communicator& world
 }  // namespace
 
 Status send_bytes_blocking(const Communicator& comm, const void* data, int64_t bytes, int to, int tag) {
+  OperationPhase phase(JobPhase::kSend);
+  if (!phase.fault()) return make_error_like(phase.fault().error(), "send to rank {}: {}", to, phase.fault().error().message);
   return mpi_status(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm.native()), "send");
 }
 
 Status recv_bytes_exact(const Communicator& comm, void* data, int64_t bytes, int from, int tag) {
+  OperationPhase phase(JobPhase::kReceive);
   MPI_Status status;
   if (Status s = mpi_status(
           MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, comm.native(), &status),
@@ -206,7 +211,7 @@ Status recv_bytes_exact(const Communicator& comm, void* data, int64_t bytes, int
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (count != bytes) {
-    return make_error("received {} bytes from rank {} (tag {}), expected {}", count, from, tag, bytes);
+    return make_error_of(ErrorKind::kRuntime, "received {} bytes from rank {} (tag {}), expected {}", count, from, tag, bytes);
   }
   return ok_status();
 }
@@ -229,10 +234,14 @@ Expected<PipelineSetup> setup_pipeline(const Graph& full, const Graph& micro,
   Expected<bool> infer = decide_inference({has_shapes.get(), flags.size()});
   if (!infer) return infer.error();
   setup->inferred = *infer;
+  // Not a refusal: the other ranks are waiting for this rank's metadata.
+  if (Status s = enter_phase(JobPhase::kShapeInference); !s) {
+    world.abort(make_error_like(s.error(), "shape inference: {}", s.error().message));
+  }
   if (*infer) {
     Expected<std::map<StageIdx, StageMeta>> metas =
         infer_own_stages(micro, *setup, world, *micro_inputs, o, *setup);
-    if (!metas) world.abort(fmt::format("shape inference: {}", metas.error().message));
+    if (!metas) world.abort(make_error_like(metas.error(), "shape inference: {}", metas.error().message));
     setup->metas = std::move(*metas);
   } else {
     Expected<std::map<StageIdx, StageMeta>> metas =
@@ -242,6 +251,7 @@ Expected<PipelineSetup> setup_pipeline(const Graph& full, const Graph& micro,
   }
   setup->inference_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (Status s = enter_phase(JobPhase::kStartup); !s) return s.error();  // until step 1
   return setup;
 }
 

@@ -6,6 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <fmt/format.h>
 
+#include "runtime/fault_injection.h"
 #include "runtime/kernels.h"
 #include "sharding/strategy.h"
 
@@ -83,7 +84,8 @@ Status StageWorker::average_grads(int32_t microbatches) {
   for (auto& [prm, sum] : grad_sums_) {
     sum.div_(microbatches);
     Expected<at::Tensor> placed = runner_.to_param_placement(prm, grad_node_.at(prm), sum, held_);
-    if (!placed) return make_error("gradient of {}: {}", graph_.node(prm).name, placed.error().message);
+    if (!placed) return make_error_like(placed.error(),
+        "gradient of {}: {}", graph_.node(prm).name, placed.error().message);
     held_.add({*placed});
     held_.remove({sum});
     sum = std::move(*placed);
@@ -91,13 +93,15 @@ Status StageWorker::average_grads(int32_t microbatches) {
   return ok_status();
 }
 
-void StageWorker::optimizer_step() {
+Status StageWorker::optimizer_step() {
+  if (Status s = enter_phase(JobPhase::kOptimizerStep); !s) return s;
   std::vector<at::Tensor> params, grads;
   for (NodeId prm : optimized_) {
     params.push_back(placeholders_[static_cast<size_t>(prm)]);
     grads.push_back(grad_sums_.at(prm));
   }
   optimizer_.step(params, grads);
+  return enter_phase(JobPhase::kTraining);
 }
 
 void StageWorker::release_grads() {
@@ -106,6 +110,10 @@ void StageWorker::release_grads() {
 }
 
 Status StageWorker::run(size_t index, const Action& a) {
+  if (first_forward_ && (a.kind == ActionKind::kB || a.kind == ActionKind::kI)) {
+    first_forward_ = false;  // the first forward ends at this rank's first backward
+    if (Status s = enter_phase(JobPhase::kTraining); !s) return s;
+  }
   auto start = std::chrono::steady_clock::now();
   Status status = ok_status();
   switch (a.kind) {
@@ -120,7 +128,8 @@ Status StageWorker::run(size_t index, const Action& a) {
   }
   if (is_compute(a.kind)) busy_s_ += seconds_since(start);
   if (status) status = complete_sends(static_cast<int32_t>(index));
-  if (!status) return make_error("rank {} action {}: {}", rank_, to_string(a), status.error().message);
+  if (!status) return make_error_like(status.error(),
+      "rank {} action {}: {}", rank_, to_string(a), status.error().message);
   return status;
 }
 
@@ -142,7 +151,8 @@ Status StageWorker::run_nodes(int32_t s, const std::vector<NodeId>& nodes,
       inputs.push_back(v[o]);
     }
     Expected<std::vector<at::Tensor>> result = runner_.run(nodes[i], inputs, held_);
-    if (!result) return make_error("node {} ({}): {}", node.name, node_op_name(node), result.error().message);
+    if (!result) return make_error_like(result.error(),
+        "node {} ({}): {}", node.name, node_op_name(node), result.error().message);
     std::vector<at::Tensor> out = std::move(*result);
     store_.put(s, nodes[i], std::move(out));
     for (NodeId in : node.inputs) {
@@ -167,7 +177,7 @@ Status StageWorker::forward(StageIdx stage, MicrobatchIdx mb) {
     if (graph_.node(v.node).is_placeholder()) {
       store_.put(s, v.node, {inputs_[static_cast<size_t>(mb)][static_cast<size_t>(v.node)]});
     } else if (!store_.has(s, v.node)) {
-      return make_error("activation {} of microbatch {} was not received", graph_.node(v.node).name, mb);
+      return make_error_of(ErrorKind::kInternal, "activation {} of microbatch {} was not received", graph_.node(v.node).name, mb);
     }
   }
   if (p.loss != kNoNode) {  // the tangent d loss / d loss, read by the backward
@@ -229,7 +239,7 @@ Status StageWorker::backward(StageIdx stage, MicrobatchIdx mb, ActionKind kind) 
                                                               : p.weight_grad;
   for (NodeId g : p.grads_in) {
     if (kind != ActionKind::kW && !store_.has(s, g)) {
-      return make_error("gradient {} of microbatch {} was not received", graph_.node(g).name, mb);
+      return make_error_of(ErrorKind::kInternal, "gradient {} of microbatch {} was not received", graph_.node(g).name, mb);
     }
   }
   if (Status ok = run_nodes(s, nodes, keep); !ok) return ok;
@@ -259,9 +269,11 @@ Status StageWorker::send(size_t index, StageIdx stage, MicrobatchIdx mb, bool ba
     if (!store_.has(s, id)) return make_error("{} to send is missing", graph_.node(id).name);
     at::Tensor t = store_.get(s, id).at(0).resolve_conj().contiguous();  // no lazy conjugate bit on the wire
     MPI_Request request;
+    OperationPhase phase(JobPhase::kSend);
+    if (!phase.fault()) return phase.fault();
     int code = MPI_Isend(t.data_ptr(), static_cast<int>(t.nbytes()), MPI_BYTE, to,
                          tag(backward, peer, mb), pipe_.native(), &request);
-    if (code != MPI_SUCCESS) return make_error("MPI_Isend of {} to rank {} failed", graph_.node(id).name, to);
+    if (code != MPI_SUCCESS) return make_error_of(ErrorKind::kRuntime, "MPI_Isend of {} to rank {} failed", graph_.node(id).name, to);
     held_.add({t});
     pending_.push_back({request, t, send_release_.at(index)});
     if (backward || !bwd[static_cast<size_t>(id)]) store_.drop(s, id);
@@ -291,7 +303,7 @@ Status StageWorker::recv(StageIdx stage, MicrobatchIdx mb, bool backward) {
     if (Status ok = recv_bytes_exact(pipe_, buffer.data_ptr(), static_cast<int64_t>(buffer.nbytes()), from,
                                      tag(backward, stage, mb));
         !ok) {
-      return make_error("rank {} receiving {} of stage {} microbatch {}: {}", rank_,
+      return make_error_like(ok.error(), "rank {} receiving {} of stage {} microbatch {}: {}", rank_,
                         graph_.node(id).name, stage, mb, ok.error().message);
     }
     store_.put(s, id, {buffer});
@@ -307,7 +319,8 @@ Status StageWorker::complete_sends(int32_t released_after) {
       ++it;
       continue;
     }
-    if (MPI_Wait(&it->request, MPI_STATUS_IGNORE) != MPI_SUCCESS) return make_error("MPI_Wait failed");
+    OperationPhase phase(JobPhase::kSend);
+    if (MPI_Wait(&it->request, MPI_STATUS_IGNORE) != MPI_SUCCESS) return make_error_of(ErrorKind::kRuntime, "MPI_Wait failed");
     held_.remove({it->buffer});
     it = pending_.erase(it);
   }
@@ -316,6 +329,8 @@ Status StageWorker::complete_sends(int32_t released_after) {
 
 Status StageWorker::run_step() {
   reset_step();
+  first_forward_ = ++steps_run_ == 1;
+  if (Status s = enter_phase(first_forward_ ? JobPhase::kFirstForward : JobPhase::kTraining); !s) return s;
   const std::vector<Action>& actions = setup_.lowered.ranks[static_cast<size_t>(rank_)];
   for (size_t i = 0; i < actions.size(); ++i) {
     if (Status s = run(i, actions[i]); !s) return s;
@@ -326,9 +341,9 @@ Status StageWorker::run_step() {
 Status StageWorker::finish_step() {
   const auto actions = static_cast<int32_t>(setup_.lowered.ranks[static_cast<size_t>(rank_)].size());
   if (Status s = complete_sends(actions); !s) return s;
-  if (!pending_.empty()) return make_error("rank {}: {} sends never completed", rank_, pending_.size());
+  if (!pending_.empty()) return make_error_of(ErrorKind::kInternal, "rank {}: {} sends never completed", rank_, pending_.size());
   if (store_.entries() != 0) {
-    return make_error("rank {}: {} values still held at the end of the step", rank_, store_.entries());
+    return make_error_of(ErrorKind::kInternal, "rank {}: {} values still held at the end of the step", rank_, store_.entries());
   }
   return ok_status();
 }

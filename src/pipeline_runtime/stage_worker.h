@@ -58,8 +58,9 @@ class StageWorker {
   // gradient), then brings it into its param's placement (the runner's
   // gradient reduction; every rank of a stage group in the same order).
   Status average_grads(int32_t microbatches);
-  // The optimizer updates this rank's params in place from the averaged sums.
-  void optimizer_step();
+  // The optimizer updates this rank's params in place from the averaged sums
+  // (the optimizer-step phase: an injected failure is returned).
+  Status optimizer_step();
   // Frees the gradient sums (after the optimizer step and its check).
   void release_grads();
   at::Tensor& param(NodeId id) { return placeholders_[static_cast<size_t>(id)]; }
@@ -104,6 +105,8 @@ class StageWorker {
   std::map<NodeId, at::Tensor> grad_sums_;
   std::map<NodeId, NodeId> grad_node_;  // per optimized param: the node computing its gradient
   double loss_sum_ = 0, busy_s_ = 0;
+  int64_t steps_run_ = 0;
+  bool first_forward_ = false;  // step 1 until this rank's first backward (fault_injection.h)
 };
 
 }  // namespace autopar::pipeline

@@ -1,9 +1,11 @@
 #include "runtime/spmd_executor.h"
 
 #include <csignal>
+#include <cstdio>
 #include <limits>
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include "runtime/counter_rng.h"
 #include "runtime/kernels.h"
@@ -13,6 +15,13 @@ namespace autopar {
 namespace {
 
 constexpr NodeId kKeptAllStep = std::numeric_limits<NodeId>::max();
+
+NodeId loss_node_of(const Graph& graph) {
+  for (const GraphOutput& g : graph.outputs()) {
+    if (g.kind == OutputKind::kLoss) return g.node;
+  }
+  return kNoNode;
+}
 
 }  // namespace
 
@@ -66,7 +75,7 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
     if (!graph_.node(v).is_placeholder()) continue;
     Expected<at::Tensor> shard =
         local_slice(full_placeholders[static_cast<size_t>(v)], output_sharding(v), mesh_);
-    if (!shard) return make_error("placeholder {}: {}", graph_.node(v).name, shard.error().message);
+    if (!shard) return make_error_like(shard.error(), "placeholder {}: {}", graph_.node(v).name, shard.error().message);
     values_[static_cast<size_t>(v)] = {std::move(*shard)};
     hold(values_[static_cast<size_t>(v)]);
   }
@@ -80,9 +89,14 @@ Status SpmdExecutor::load(const std::vector<at::Tensor>& full_placeholders) {
 Status SpmdExecutor::run_node(NodeId v, const FaultInjection& faults) {
   const Node& node = graph_.node(v);
   const int rank = mesh_.world().rank();
-  if (rank == faults.rank && node.name == faults.kill_at_node) std::raise(SIGKILL);
+  if (rank == faults.rank && node.name == faults.kill_at_node) {
+    fmt::print(stderr, "autopar: rank {} of {}: killed by SIGKILL at node {} (--kill-at-node)\n", rank,
+               mesh_.world().size(), node.name);
+    std::fflush(stderr);
+    std::raise(SIGKILL);
+  }
   if (rank == faults.rank && node.name == faults.fail_at_node) {
-    return make_error("injected failure (--fail-at-node)");
+    return make_error_of(ErrorKind::kRuntime, "injected failure (--fail-at-node)");
   }
   std::vector<at::Tensor> held;
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
@@ -147,13 +161,18 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   ++steps_run_;
   context_.random_key = step_random_key(random_seed_, steps_run_);
   node_peaks_.assign(static_cast<size_t>(graph_.size()), static_cast<double>(storages_.bytes()));
+  // Step 1 is the first forward up to the loss (fault_injection.h).
+  const bool first = steps_run_ == 1;
+  const NodeId loss = loss_node_of(graph_);
+  if (Status s = enter_phase(first ? JobPhase::kFirstForward : JobPhase::kTraining); !s) return s.error();
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
     node_peak_ = static_cast<double>(storages_.bytes());
     Status s = run_node(v, faults);
     node_peaks_[static_cast<size_t>(v)] = node_peak_;
+    if (s && first && v == loss) s = enter_phase(JobPhase::kTraining);
     if (!s) {
-      return make_error("node {} ({}): {}", graph_.node(v).name, node_op_name(graph_.node(v)),
+      return make_error_like(s.error(), "node {} ({}): {}", graph_.node(v).name, node_op_name(graph_.node(v)),
                         s.error().message);
     }
   }

@@ -26,22 +26,13 @@
 #include "ir/expected.h"
 #include "ir/graph.h"
 #include "planner/auto_plan.h"
+#include "runtime/fault_injection.h"
 #include "runtime/live_storages.h"
 #include "runtime/planned_node.h"
 #include "runtime/spmd_mesh.h"
 #include "runtime/trace.h"
 
 namespace autopar {
-
-// Hidden fault injection for tests: fail (return an error), SIGKILL this
-// process, or add 1 to the first output (a wrong result) at the named node
-// when running as `rank`.
-struct FaultInjection {
-  std::string fail_at_node;
-  std::string kill_at_node;
-  std::string corrupt_at_node;
-  int rank = 0;
-};
 
 struct SpmdStepResult {
   at::Tensor loss;                  // local shard of the loss, in its planned sharding

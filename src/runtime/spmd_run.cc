@@ -109,7 +109,7 @@ Expected<ReferenceStep> run_reference(const Graph& graph, Reference& ref) {
   ExecuteHooks hooks;
   hooks.random_key = step_random_key(ref.seed, ref.steps_run);  // the ranks' draws
   Expected<ExecuteStats> run = execute_nodes(graph, values, hooks);
-  if (!run) return make_error("reference (single process): {}", run.error().message);
+  if (!run) return make_error_like(run.error(), "reference (single process): {}", run.error().message);
   ReferenceStep r;
   r.loss = values[static_cast<size_t>(loss_node(graph))][0].item<double>();
   for (const GraphOutput* g : checked_outputs(graph)) r.outputs.push_back(values[static_cast<size_t>(g->node)][0]);
@@ -259,7 +259,7 @@ void print_check_line(const Comparison& c, const CheckTolerance& tol) {
 Status write_memory_by_node(const Graph& graph, const Plan& plan, const SpmdMesh& mesh, const SpmdExecutor& exec,
                             const Tracer& tracer, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return make_error("cannot write {}", path);
+  if (!f) return make_error_of(ErrorKind::kRuntime, "cannot write {}", path);
   MemoryTimeline predicted = plan_memory(graph, plan, &mesh.coordinate());
   // Between steps a rank holds its placeholders (node_peaks' placeholder
   // entries) and what the tracer holds besides them: the optimizer state.
@@ -337,8 +337,10 @@ Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
       result.check_ok = result.check_ok && *ok;
     }
     double update_start = tracer.now_us();
+    if (Status s = enter_phase(JobPhase::kOptimizerStep); !s) return s.error();
     optimizer.step(exec.params(), step->grads);
     tracer.compute("optimizer", kOptimizerStepOp, update_start, tracer.now_us());
+    if (Status s = enter_phase(JobPhase::kTraining); !s) return s.error();
     tracer.step(k, start, tracer.now_us());
     tracer.set_counting(false);
     Expected<at::Tensor> loss =

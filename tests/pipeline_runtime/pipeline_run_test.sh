@@ -8,24 +8,33 @@
 #             no step ran
 #   disagree  like refuse, but only rank 0 is given --stage-shapes PATTERN_FILE (MPMD launch);
 #             every rank must report the disagreement instead of hanging
+#   phase     exit non-zero within 10 s of the first output line matching PATTERN
+#             (--inject-fault: the message naming the rank and the phase)
 set -u
 cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
 mpirun=(timeout 200 mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1
         -x OPENBLAS_NUM_THREADS=1)
+# phase: every line stamped with its arrival time, for the time from the fault's message to the end.
+stamp() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done; }
 start=$(date +%s)
+launch=$EPOCHREALTIME
 if [ "$expect" = disagree ]; then
   file=$pattern
   pattern="ranks disagree on pipeline shape inference"
   out=$("${mpirun[@]}" -np 1 "$cli" pipeline "$@" --stage-shapes "$file" : \
         -np $((np - 1)) "$cli" pipeline "$@" 2>&1)
+elif [ "$expect" = phase ]; then
+  out=$("${mpirun[@]}" -np "$np" "$cli" pipeline "$@" 2>&1 | stamp; exit "${PIPESTATUS[0]}")
 else
   out=$("${mpirun[@]}" -np "$np" "$cli" pipeline "$@" 2>&1)
 fi
 rc=$?
+end=$EPOCHREALTIME
 elapsed=$(($(date +%s) - start))
+seconds=$(awk -v a="$launch" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 echo "$out"
-echo "--- exit $rc after ${elapsed}s (expect $expect)"
+echo "--- exit $rc after ${seconds}s (expect $expect)"
 fail() { echo "FAIL: $*"; exit 1; }
 case $expect in
   ok)
@@ -39,6 +48,14 @@ case $expect in
     ranks=$(echo "$out" | grep -c '^peak memory rank [0-9]*: .* MiB (held tensors, [0-9]* B), model predicts ')
     [ "$ranks" -eq "$np" ] || fail "$ranks peak memory lines for $np ranks"
     echo "$out" | grep -q '^memory check: .*: OK$' || fail "no passing memory check"
+    ;;
+  phase)
+    [ "$rc" -ne 0 ] || fail "the job exited 0"
+    [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
+    line=$(echo "$out" | grep -m1 -E "$pattern") || fail "no message matching: $pattern"
+    after=$(awk -v a="${line%% *}" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    echo "--- the job ended ${after}s after: ${line#* }"
+    awk -v t="$after" 'BEGIN { exit !(t <= 10) }' || fail "the job ended ${after}s after the fault (limit 10 s)"
     ;;
   refuse | disagree)
     [ "$rc" -ne 0 ] || fail "the job exited 0"

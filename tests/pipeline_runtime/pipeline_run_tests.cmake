@@ -46,6 +46,17 @@ pipeline_run(ranks_disagree disagree 2 ${CMAKE_CURRENT_SOURCE_DIR}/shapes_wrong_
 pipeline_run(given_stage_shapes ok 2 check 120 ${MLP} --schedule 1f1b --microbatches 2
              --stage-shapes ${CMAKE_CURRENT_SOURCE_DIR}/shapes_right_mlp.json)
 
+# Faults at phases (--inject-fault; issue #18, the whole set in bench/fault_sweep.sh):
+# the job ends within 10 s of the fault, naming the rank and the phase.
+set(FAULT_JOB --model mlp --schedule 1f1b --microbatches 4 --steps 2)
+pipeline_run(phase_fail_shape_inference phase 2
+             "rank 1 of 2: shape inference: injected failure in phase shape-inference " 60
+             ${FAULT_JOB} --inject-fault fail:shape-inference:1)
+pipeline_run(phase_kill_send phase 2 "rank 0 of 2: killed by SIGKILL in phase send " 60
+             ${FAULT_JOB} --inject-fault kill:send:0)
+pipeline_run(phase_fail_optimizer_step phase 2 "rank 1 of 2: injected failure in phase optimizer-step " 60
+             ${FAULT_JOB} --inject-fault fail:optimizer-step:1)
+
 # The must-show launch of issue 6: 8 stages of the 6-layer debugmodel (cost cut).
 pipeline_run(must_show_llama_4_interleaved_v2 ok 4 check 300 --model llama3-debugmodel
              --schedule interleaved-1f1b --stages-per-rank 2 --microbatches 8 --steps 2 --check)

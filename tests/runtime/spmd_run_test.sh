@@ -7,16 +7,28 @@
 #   fail    exit non-zero within 20 s, output matches PATTERN (rank and op)
 #   killed  exit non-zero within 20 s (a rank died; mpirun ends the job)
 #   refuse  exit non-zero, every rank prints "refusing to run" and PATTERN
+#   phase   exit non-zero within 10 s of the first output line matching PATTERN
+#           (--inject-fault: the message naming the rank and the phase)
 set -u
 cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
+# phase: every line stamped with its arrival time, for the time from the fault's message to the end.
+stamp() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done; }
 start=$(date +%s)
-out=$(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np" \
-  -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$cli" run "$@" 2>&1)
+launch=$EPOCHREALTIME
+job=(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np"
+     -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$cli" run "$@")
+if [ "$expect" = phase ]; then
+  out=$("${job[@]}" 2>&1 | stamp; exit "${PIPESTATUS[0]}")
+else
+  out=$("${job[@]}" 2>&1)
+fi
 rc=$?
+end=$EPOCHREALTIME
 elapsed=$(($(date +%s) - start))
+seconds=$(awk -v a="$launch" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 echo "$out"
-echo "--- exit $rc after ${elapsed}s (expect $expect)"
+echo "--- exit $rc after ${seconds}s (expect $expect)"
 fail() { echo "FAIL: $*"; exit 1; }
 case $expect in
   ok)
@@ -38,6 +50,14 @@ case $expect in
     [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
     [ "$elapsed" -le 20 ] || fail "the job took ${elapsed}s to end (limit 20 s)"
     echo "$out" | grep -Eq "$pattern" || fail "no message matching: $pattern"
+    ;;
+  phase)
+    [ "$rc" -ne 0 ] || fail "the job exited 0"
+    [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
+    line=$(echo "$out" | grep -m1 -E "$pattern") || fail "no message matching: $pattern"
+    after=$(awk -v a="${line%% *}" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    echo "--- the job ended ${after}s after: ${line#* }"
+    awk -v t="$after" 'BEGIN { exit !(t <= 10) }' || fail "the job ended ${after}s after the fault (limit 10 s)"
     ;;
   refuse)
     [ "$rc" -ne 0 ] || fail "the job exited 0"

@@ -75,11 +75,27 @@ spmd_run(check_every_replica fail 4 "^check: .*MISMATCH in gradient of output.bi
          60 --model mlp --mesh 2x2 --baseline ddp --check --corrupt-at-node view --fail-rank 1)
 
 # Faults: a rank that fails ends the job naming the rank and the op; a rank
-# that dies (SIGKILL) makes mpirun end the job.
+# that dies (SIGKILL, saying where first) makes mpirun end the job.
 spmd_run(fault_rank_fails fail 4 "rank 2 of 4: node relu_1 \\(aten.relu.default\\): injected failure"
          60 --model mlp --mesh 2x2 --baseline ddp --fail-at-node relu_1 --fail-rank 2)
-spmd_run(fault_rank_killed killed 4 "." 60 --model mlp --mesh 2x2 --baseline ddp
+spmd_run(fault_rank_killed killed 4 "rank 3 of 4: killed by SIGKILL at node relu_1" 60 --model mlp --mesh 2x2 --baseline ddp
          --kill-at-node relu_1 --fail-rank 3)
+
+# Faults at phases (--inject-fault; issue #18, the whole set in bench/fault_sweep.sh):
+# the job ends within 10 s of the fault, naming the rank and the phase. A killed
+# rank says so before it dies; mpirun names it too, and the survivors report
+# their own phase on the SIGTERM mpirun sends them.
+set(FAULT_JOB --model mlp --mesh 2x2 --baseline ddp --steps 2)
+spmd_run(phase_fail_first_forward phase 4 "rank 2 of 4: injected failure in phase first-forward " 60
+         ${FAULT_JOB} --inject-fault fail:first-forward:2)
+spmd_run(phase_kill_collective phase 4 "rank 3 of 4: killed by SIGKILL in phase collective " 60
+         ${FAULT_JOB} --inject-fault kill:collective:3)
+spmd_run(phase_kill_shape_inference_pipeline phase 4
+         "rank 3 of 4: killed by SIGKILL in phase shape-inference " 60
+         --model mlp --mesh 2x2 --pipeline 2 --steps 2 --inject-fault kill:shape-inference:3)
+# A plain run infers no shapes: refused, naming the phase.
+spmd_run(phase_shape_inference_refused refuse 2 "has no shape-inference phase" 60
+         --model mlp --mesh 2 --baseline ddp --inject-fault fail:shape-inference:1)
 
 # Refusals, on every rank, before any compute.
 spmd_run(refuse_mesh_size refuse 2 "mesh 2x2 has 4 devices but the job has 2 ranks" 60

@@ -15,6 +15,7 @@
 #include "cli_output.h"
 #include "cost/hardware.h"
 #include "commands.h"
+#include "fault_option.h"
 #include "graph_options.h"
 #include "pipeline_plan/pipeline_plan.h"
 #include "pipeline_runtime/pipeline_run.h"
@@ -38,6 +39,7 @@ struct PipelineCommandOptions {
   std::string stage_shapes;
   std::string balance = "auto";
   std::string hardware = "cpu";
+  FaultInjection faults;  // --inject-fault only
 };
 
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -111,23 +113,24 @@ void print_summary(const pipeline::PipelineSetup& setup, const pipeline::Pipelin
 // Every rank has every figure, so every rank reaches the same verdict.
 int check_verdict(const pipeline::PipelineRunResult& r, int rank) {
   if (r.worst_ratio > 1) {
-    return report_error(fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
+    return report_error(ErrorKind::kRuntime, fmt::format("rank {}: check failed (worst error {:.3g} x tolerance)", rank,
                                     r.worst_ratio));
   }
   if (!r.memory.ok) {
-    return report_error(fmt::format("rank {}: memory check failed: {}", rank, describe_worst(r.memory)));
+    return report_error(ErrorKind::kRuntime, fmt::format("rank {}: memory check failed: {}", rank, describe_worst(r.memory)));
   }
   return kExitOk;
 }
 
 int run_pipeline(const PipelineCommandOptions& o) {
   Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
-  if (!session) return report_error(session.error().message);
+  if (!session) return report_error(session.error());
   Communicator world = Communicator::world();
+  if (Status s = start_job_phases(world.rank(), world.size(), o.faults.at_phase); !s) world.abort(s.error());
   return abort_job_on_exception(world, [&] {
     const int rank = world.rank();
     auto refuse = [&](const std::string& why) {
-      return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+      return report_error(ErrorKind::kInput, fmt::format("rank {}: refusing to run: {}", rank, why));
     };
     if (!o.graph.graph_file.empty()) {
       return refuse("--graph: autopar pipeline runs the built-in models only (--model NAME); an "
@@ -158,15 +161,15 @@ int run_pipeline(const PipelineCommandOptions& o) {
     if (!o.stage_shapes.empty()) {
       // Only this rank may have the file: its errors end the job, never a hang.
       Expected<std::string> text = read_text_file(o.stage_shapes);
-      if (!text) world.abort(text.error().message);
+      if (!text) world.abort(text.error());
       auto given = pipeline::parse_stage_shapes(*text);
-      if (!given) world.abort(fmt::format("{}: {}", o.stage_shapes, given.error().message));
+      if (!given) world.abort(make_error_like(given.error(), "{}: {}", o.stage_shapes, given.error().message));
       setup_options.stage_shapes = std::move(*given);
     }
     Expected<pipeline::PipelineSetup> setup = pipeline::setup_pipeline(*full, *micro, world, setup_options);
     if (!setup) return refuse(setup.error().message);
     Expected<double> inference_s = world.max_over_ranks(setup->inference_s);
-    if (!inference_s) world.abort(inference_s.error().message);
+    if (!inference_s) world.abort(inference_s.error());
     if (rank == 0) {
       fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
                  "{} lr {:g}, seed {}\n",
@@ -181,7 +184,7 @@ int run_pipeline(const PipelineCommandOptions& o) {
     run.check = o.check;
     Expected<pipeline::PipelineRunResult> result =
         pipeline::run_pipeline_training(*full, *micro, *setup, world, run);
-    if (!result) world.abort(result.error().message);
+    if (!result) world.abort(result.error());
     if (rank == 0) {
       Expected<PipelinePlan> predicted = predicted_step(*micro, *setup, *hardware, o, *kind);
       print_summary(*setup, *result, *inference_s, o.check, predicted, o.hardware);
@@ -224,6 +227,7 @@ Command add_pipeline_command(CLI::App& parent) {
   app->add_option("--hardware", o->hardware,
                   "Profile for --balance cost and the predicted step time (autopar calibrate --out FILE)")
       ->capture_default_str();
+  add_inject_fault_option(*app, o->faults);
   return Command{app, [o] { return run_pipeline(*o); }};
 }
 

@@ -13,6 +13,7 @@
 
 #include "cli_output.h"
 #include "commands.h"
+#include "fault_option.h"
 #include "graph_options.h"
 #include "plan_options.h"
 #include "runtime/plan_reader.h"
@@ -46,7 +47,7 @@ Expected<bool> wants_grid(const RunCommandOptions& o, std::string& plan_text) {
     if (!text) return text.error();
     plan_text = std::move(*text);
     Expected<std::optional<PipelineSection>> section = read_pipeline_section(plan_text);
-    if (!section) return make_error("{}: {}", o.plan_file, section.error().message);
+    if (!section) return make_error_like(section.error(), "{}: {}", o.plan_file, section.error().message);
     if (section->has_value()) return true;
   }
   return !o.pipeline.degree.empty();
@@ -59,7 +60,22 @@ std::string grid_refusal(const RunCommandOptions& o) {
   if (!o.trace.empty()) return "--trace";
   if (!o.memory_by_node.empty()) return "--memory-by-node";
   if (!o.faults.fail_at_node.empty() || !o.faults.kill_at_node.empty() || !o.faults.corrupt_at_node.empty()) {
-    return "fault injection";
+    return "--fail-at-node, --kill-at-node or --corrupt-at-node (--inject-fault works)";
+  }
+  return "";
+}
+
+// A phase the SPMD run (without --pipeline) does not have: "" when it has it.
+std::string missing_phase(const FaultInjection& faults) {
+  if (!faults.at_phase) return "";
+  const JobPhase phase = faults.at_phase->phase;
+  if (phase == JobPhase::kShapeInference) {
+    return "--inject-fault: autopar run without --pipeline has no shape-inference phase (every shape is fixed "
+           "when the graph is built); run --pipeline N infers its stages' shapes";
+  }
+  if (phase == JobPhase::kSend) {
+    return "--inject-fault: autopar run without --pipeline has no send phase (redistributions are "
+           "collectives, never point-to-point sends); run --pipeline N sends between stages";
   }
   return "";
 }
@@ -67,7 +83,7 @@ std::string grid_refusal(const RunCommandOptions& o) {
 // A plan file brings its own mesh; --mesh, if given, must agree.
 Expected<Plan> plan_from_file(const RunCommandOptions& o, const std::string& text, const Graph& graph, int ranks) {
   Expected<PlanFile> header = read_plan_header(text);
-  if (!header) return make_error("{}: {}", o.plan_file, header.error().message);
+  if (!header) return make_error_like(header.error(), "{}: {}", o.plan_file, header.error().message);
   if (!header->graph.empty() && header->graph != graph.name) {
     return make_error("{}: planned for graph {} but this run builds {}", o.plan_file,
                       header->graph, graph.name);
@@ -79,7 +95,7 @@ Expected<Plan> plan_from_file(const RunCommandOptions& o, const std::string& tex
   Expected<DeviceMesh> mesh = make_mesh(options->mesh_shape, options->hardware, options->mesh_options);
   if (!mesh) return mesh.error();
   Expected<Plan> plan = read_plan(text, graph, *mesh, options->hardware, ranks);
-  if (!plan) return make_error("{}: {}", o.plan_file, plan.error().message);
+  if (!plan) return make_error_like(plan.error(), "{}: {}", o.plan_file, plan.error().message);
   return plan;
 }
 
@@ -102,12 +118,13 @@ Expected<Plan> make_run_plan(RunCommandOptions& o, const std::string& plan_text,
 
 int run_run(RunCommandOptions& o) {
   Expected<MpiSession> session = MpiSession::init(nullptr, nullptr);
-  if (!session) return report_error(session.error().message);
+  if (!session) return report_error(session.error());
   Communicator world = Communicator::world();
+  if (Status s = start_job_phases(world.rank(), world.size(), o.faults.at_phase); !s) world.abort(s.error());
   return abort_job_on_exception(world, [&] {
     const int rank = world.rank();
     auto refuse = [&](const std::string& why) {
-      return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+      return report_error(ErrorKind::kInput, fmt::format("rank {}: refusing to run: {}", rank, why));
     };
     if (o.graph.model.empty() && o.graph.graph_file.empty()) return refuse("give --model or --graph");
     if (!o.plan_file.empty() && !o.plan.baseline.empty()) return refuse("give --plan or --baseline, not both");
@@ -131,6 +148,7 @@ int run_run(RunCommandOptions& o) {
     if (!o.pipeline.schedule.empty() || !o.pipeline.microbatches.empty() || o.pipeline.stages_per_rank != 1) {
       return refuse("--schedule, --microbatches and --stages-per-rank need --pipeline N (or a plan with a pipeline)");
     }
+    if (std::string no = missing_phase(o.faults); !no.empty()) return refuse(no);
     Expected<Graph> graph = load_graph(o.graph);
     if (!graph) return refuse(graph.error().message);
     Expected<Plan> plan = make_run_plan(o, plan_text, *graph, world.size());
@@ -159,8 +177,8 @@ int run_run(RunCommandOptions& o) {
     run.faults = o.faults;
     run.torch_values_dir = o.torch_values;
     Expected<SpmdRunResult> result = run_spmd_training(*graph, *plan, *mesh, run);
-    if (!result) world.abort(result.error().message);
-    if (!result->check_ok) return report_error(fmt::format("rank {}: check failed", rank));
+    if (!result) world.abort(result.error());
+    if (!result->check_ok) return report_error(ErrorKind::kRuntime, fmt::format("rank {}: check failed", rank));
     return kExitOk;
   });
 }
@@ -214,6 +232,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--kill-at-node", o->faults.kill_at_node)->group("");
   app->add_option("--corrupt-at-node", o->faults.corrupt_at_node)->group("");
   app->add_option("--fail-rank", o->faults.rank)->group("");
+  add_inject_fault_option(*app, o->faults);
   return Command{app, [o] { return run_run(*o); }};
 }
 
