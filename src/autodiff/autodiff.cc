@@ -167,8 +167,8 @@ Status Backward::differentiate(NodeId id) {
   emit_.set_scope(ctx.fwd_node.scope);
   std::vector<NodeId> input_grads = grad_rule(ctx.fwd_node.op)(ctx);
   if (!emit_.ok()) {
-    return make_error("gradient of node '{}' ({}): {}", ctx.fwd_node.name, node_op_name(ctx.fwd_node),
-                      emit_.status().error().message);
+    return make_error_like(emit_.status().error(), "gradient of node '{}' ({}): {}", ctx.fwd_node.name,
+                           node_op_name(ctx.fwd_node), emit_.status().error().message);
   }
   if (input_grads.size() != ctx.fwd_node.inputs.size()) {
     return make_error("gradient rule of {} returned {} gradients for {} inputs (node '{}')",

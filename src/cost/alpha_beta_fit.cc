@@ -55,7 +55,7 @@ Expected<LinkSpec> fit_or_estimate(std::span<const CollectiveSample> samples, co
   Expected<LinkSpec> fit = fit_link(samples);
   if (fit) return fit;
   Expected<LinkSpec> rough = rough_link(samples);
-  if (!rough) return make_error("{}: {}", what, fit.error().message);
+  if (!rough) return make_error_like(fit.error(), "{}: {}", what, fit.error().message);
   warnings.push_back(fmt::format("{}: {}; using a rough estimate instead", what, fit.error().message));
   return rough;
 }

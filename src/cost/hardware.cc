@@ -414,7 +414,9 @@ Expected<HardwareProfile> load_hardware(std::string_view name_or_path) {
   for (const detail::BuiltinProfileText& t : detail::builtin_profile_texts()) {
     if (t.name != name_or_path) continue;
     Expected<HardwareProfile> profile = parse_hardware_json(t.json);
-    if (!profile) return make_error("built-in hardware '{}': {}", t.name, profile.error().message);
+    if (!profile) {
+      return make_error_like(profile.error(), "built-in hardware '{}': {}", t.name, profile.error().message);
+    }
     return profile;
   }
   std::string path(name_or_path);
@@ -427,7 +429,7 @@ Expected<HardwareProfile> load_hardware(std::string_view name_or_path) {
   Expected<std::string> text = read_file(path);
   if (!text) return text.error();
   Expected<HardwareProfile> profile = parse_hardware_json(*text);
-  if (!profile) return make_error("{}: {}", path, profile.error().message);
+  if (!profile) return make_error_like(profile.error(), "{}: {}", path, profile.error().message);
   return profile;
 }
 

@@ -164,7 +164,7 @@ Expected<AtenSchema> parse_aten_schema(std::string_view text) {
       continue;
     }
     Expected<AtenArg> arg = parse_arg(part, keyword_only);
-    if (!arg) return make_error("schema '{}': {}", text, arg.error().message);
+    if (!arg) return make_error_like(arg.error(), "schema '{}': {}", text, arg.error().message);
     schema.args.push_back(std::move(*arg));
   }
   if (Status s = parse_returns(text.substr(arrow + 5), schema); !s) return s.error();

@@ -403,7 +403,7 @@ Expected<Graph> read_graph_json(std::string_view text) {
     return read_document(root);
   } catch (const std::exception& e) {
     // A bug here, not a user error; still never let it escape to the caller.
-    return make_error("internal error while reading graph JSON: {}", e.what());
+    return make_error_of(ErrorKind::kInternal, "internal error while reading graph JSON: {}", e.what());
   }
 }
 

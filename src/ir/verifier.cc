@@ -98,7 +98,7 @@ Status check_computed(const Graph& graph, NodeId id) {
   }
   if (node.op == OpId::kGeneric) return check_generic(node, label, input_outputs);
   Expected<std::vector<TensorMeta>> inferred = infer_outputs(node.op, {input_outputs, node.attrs});
-  if (!inferred) return make_error("{}: {}", label, inferred.error().message);
+  if (!inferred) return make_error_like(inferred.error(), "{}: {}", label, inferred.error().message);
   if (*inferred != node.outputs) {
     return make_error("{}: recorded outputs {} differ from inferred {}", label,
                       metas_to_string(node.outputs), metas_to_string(*inferred));

@@ -187,7 +187,7 @@ Expected<ForwardGraph> build_llama3_forward(const Llama3Config& config) {
   forward.graph.name = config.name;
   Llama3Builder builder(config, forward.graph);
   Expected<NodeId> loss = builder.run();
-  if (!loss) return make_error("{}: {}", config.name, loss.error().message);
+  if (!loss) return make_error_like(loss.error(), "{}: {}", config.name, loss.error().message);
   forward.loss = *loss;
   return forward;
 }

@@ -50,7 +50,7 @@ Expected<Graph> build_mlp(const MlpConfig& c) {
   NodeId logits = layers::linear_with_bias(e, h, output.weight, output.bias);
   e.set_scope("loss");
   NodeId loss = layers::cross_entropy(e, logits, labels);
-  if (Status s = e.status(); !s) return make_error("mlp: {}", s.error().message);
+  if (Status s = e.status(); !s) return make_error_like(s.error(), "mlp: {}", s.error().message);
   return build_joint_graph(g, {loss, {}});
 }
 

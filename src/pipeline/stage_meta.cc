@@ -43,7 +43,7 @@ Expected<StageMeta> infer_stage(const Graph& graph, const Stage& stage,
     for (NodeId in : node.inputs) args.push_back(&env[static_cast<size_t>(in)]);
     Expected<std::vector<TensorMeta>> out = infer_outputs(node.op, OpCall{args, node.attrs});
     if (!out) {
-      return make_error("stage {} node {}: {}", stage.index, node.name, out.error().message);
+      return make_error_like(out.error(), "stage {} node {}: {}", stage.index, node.name, out.error().message);
     }
     env[static_cast<size_t>(id)] = std::move(*out);
   }

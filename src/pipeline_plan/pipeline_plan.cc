@@ -239,12 +239,13 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   }
   const Plan& p = result.spmd;
   if (p.choice.empty()) {
-    return make_error("no sharding of the stage groups on {} fits: {} (the solve holds the whole microbatch graph "
-                      "against {} x the per-device budget, as the {} pipeline ranks share it); give more memory "
-                      "(--memory-gb), more microbatches or a higher degree",
-                      fmt::join(*sub, "x"),
-                      p.shortfall ? planner::describe(*p.shortfall) : std::string("the solver found no plan"),
-                      pipeline_options.degree, pipeline_options.degree);
+    return make_error_of(ErrorKind::kInfeasible,
+                         "no sharding of the stage groups on {} fits: {} (the solve holds the whole microbatch graph "
+                         "against {} x the per-device budget, as the {} pipeline ranks share it); give more memory "
+                         "(--memory-gb), more microbatches or a higher degree",
+                         fmt::join(*sub, "x"),
+                         p.shortfall ? planner::describe(*p.shortfall) : std::string("the solver found no plan"),
+                         pipeline_options.degree, pipeline_options.degree);
   }
   NodeTimes times = node_times(p);
 
@@ -301,7 +302,7 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   const pipeline::ShardedValues values = sharded_values(graph, p);
   pipeline::PipelineMemoryInput memory{&graph, &*stages, &*programs, &result.schedule, state_per_element, &values};
   Expected<std::vector<pipeline::RankMemory>> peaks = pipeline::predict_pipeline_memory(memory);
-  if (!peaks) return make_error("memory model: {}", peaks.error().message);
+  if (!peaks) return make_error_like(peaks.error(), "memory model: {}", peaks.error().message);
   double slowest_tail = 0;
   result.rank_peak_bytes.assign(static_cast<size_t>(pipeline_options.degree), 0.0);
   for (int32_t r = 0; r < pipeline_options.degree; ++r) {

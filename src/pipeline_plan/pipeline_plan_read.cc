@@ -53,7 +53,7 @@ Expected<std::optional<DegreeLayout>> parse_degree_layout(const std::string& nam
                       mesh.empty() ? 1 : mesh.back());
   }
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(mesh, static_cast<int32_t>(pp));
-  if (!sub) return make_error("--baseline {}: {}", name, sub.error().message);
+  if (!sub) return make_error_like(sub.error(), "--baseline {}: {}", name, sub.error().message);
   // tp on the last dim of the stage groups' mesh, data parallelism on the others.
   const int64_t tp_size = tensor ? sub->back() : 1;
   int64_t data_size = 1;
@@ -102,7 +102,7 @@ Expected<std::optional<PipelineSection>> read_pipeline_section(const std::string
   Expected<const Json*> stages = field(p, "stages", &Json::is_array, "a list");
   if (!stages) return stages.error();
   Expected<pipeline::ScheduleKind> kind = pipeline::parse_schedule_kind((*schedule)->get<std::string>());
-  if (!kind) return make_error("the pipeline section's schedule: {}", kind.error().message);
+  if (!kind) return make_error_like(kind.error(), "the pipeline section's schedule: {}", kind.error().message);
   section.options.degree = *degree;
   section.options.microbatches = *microbatches;
   section.options.stages_per_rank = *per_rank;

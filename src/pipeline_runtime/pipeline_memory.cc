@@ -263,7 +263,9 @@ Status RankWalk::run(size_t index, const Action& a) {
     case ActionKind::kRecvF: recv(a.stage, a.microbatch, /*backward=*/false); break;
     case ActionKind::kRecvB: recv(a.stage, a.microbatch, /*backward=*/true); break;
   }
-  if (!status) return make_error("rank {} action {}: {}", rank_, to_string(a), status.error().message);
+  if (!status) {
+    return make_error_like(status.error(), "rank {} action {}: {}", rank_, to_string(a), status.error().message);
+  }
   // Sends whose receive is known to be done by now (send_release.h).
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->first != static_cast<int32_t>(index)) {
@@ -283,7 +285,8 @@ Status RankWalk::forward(StageIdx s, MicrobatchIdx mb) {
     if (g_.node(v.node).is_placeholder()) {
       store_.put(k, v.node, {input_[at(mb)][at(v.node)]});
     } else if (!store_.has(k, v.node)) {
-      return make_error("activation {} of microbatch {} was not received", g_.node(v.node).name, mb);
+      return make_error_of(ErrorKind::kInternal, "activation {} of microbatch {} was not received",
+                           g_.node(v.node).name, mb);
     }
   }
   if (program(s).loss != kNoNode) {
@@ -422,7 +425,9 @@ Status RankWalk::finish_step() {
   held_.set_action("end of step");
   for (const auto& [after, buffer] : pending_) held_.remove({buffer});
   pending_.clear();
-  if (!store_.empty()) return make_error("rank {}: values still held at the end of the step", rank_);
+  if (!store_.empty()) {
+    return make_error_of(ErrorKind::kInternal, "rank {}: values still held at the end of the step", rank_);
+  }
   // Each sum into its param's placement (the runtime's average_grads), held
   // with the others until the optimizer has run.
   Storages placed;

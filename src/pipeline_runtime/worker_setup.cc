@@ -45,7 +45,7 @@ Expected<std::vector<std::vector<at::Tensor>>> microbatch_inputs(const Graph& mi
         slice = std::move(*drawn);
       }
       Expected<at::Tensor> local = runner.local_value(small, slice.clone(at::MemoryFormat::Contiguous));
-      if (!local) return make_error("input {}: {}", micro.node(small).name, local.error().message);
+      if (!local) return make_error_like(local.error(), "input {}: {}", micro.node(small).name, local.error().message);
       inputs[static_cast<size_t>(mb)][static_cast<size_t>(small)] = std::move(*local);
     }
   }
@@ -66,7 +66,7 @@ Expected<std::unique_ptr<StageWorker>> make_stage_worker(const Graph& micro, con
     Expected<at::Tensor> v = init_placeholder(micro, id, init);
     if (!v) return v.error();
     Expected<at::Tensor> local = runner.local_value(id, *v);
-    if (!local) return make_error("{}: {}", micro.node(id).name, local.error().message);
+    if (!local) return make_error_like(local.error(), "{}: {}", micro.node(id).name, local.error().message);
     placeholders[static_cast<size_t>(id)] = std::move(*local);
     return ok_status();
   };
@@ -112,7 +112,7 @@ Status run_reference(const Graph& graph, const std::map<NodeId, at::Tensor>& inp
     values[static_cast<size_t>(id)] = {given != inputs.end() ? given->second : ref.placeholders[static_cast<size_t>(id)]};
   }
   Expected<ExecuteStats> stats = execute_nodes(graph, values);
-  if (!stats) return make_error("reference run: {}", stats.error().message);
+  if (!stats) return make_error_like(stats.error(), "reference run: {}", stats.error().message);
   for (const GraphOutput& out : graph.outputs()) {
     const at::Tensor& v = values[static_cast<size_t>(out.node)].at(0);
     if (out.kind == OutputKind::kLoss) {

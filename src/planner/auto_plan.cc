@@ -234,7 +234,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
     for (planner::Follow& f : followers) built.problem.follows.push_back(std::move(f));
   }
   if (Status s = planner::validate(built.problem); !s) {
-    return make_error("internal error: the sharding problem is malformed: {}", s.error().message);
+    return make_error_of(ErrorKind::kInternal, "internal error: the sharding problem is malformed: {}",
+                         s.error().message);
   }
   if (!options.dump_ilp_path.empty()) {
     if (Status s = planner::dump_ilp(built.problem, options.dump_ilp_path); !s) return s.error();
@@ -290,7 +291,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
       plan.shortfall = solution->shortfall;
       plan.summary.fits = false;
       if (!plan.shortfall) {
-        return make_error("the solver found no plan ({}): {}", plan.solver.status, solution->message);
+        return make_error_of(ErrorKind::kInfeasible, "the solver found no plan ({}): {}", plan.solver.status,
+                             solution->message);
       }
       return plan;
     }

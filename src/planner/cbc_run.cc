@@ -302,7 +302,7 @@ Status write_lp(const IlpModel& m, const std::string& path) {
   Cbc_writeLp(cbc, stem.c_str());
   Cbc_deleteModel(cbc);
   if (access(path.c_str(), R_OK) != 0)
-    return make_error("planner: CBC did not write the ILP to '{}'", path);
+    return make_error_of(ErrorKind::kRuntime, "planner: CBC did not write the ILP to '{}'", path);
   return ok_status();
 }
 

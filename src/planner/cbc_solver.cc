@@ -116,9 +116,10 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
   for (size_t c = 0; c < m.objective.size(); ++c)
     if (!std::isfinite(m.objective[c]))
-      return make_error("planner: internal error: ILP column {} has objective {} after presolve "
-                        "(a forbidden cost was not removed); please report it with --dump-ilp",
-                        c, m.objective[c]);
+      return make_error_of(ErrorKind::kInternal,
+                           "planner: internal error: ILP column {} has objective {} after presolve "
+                           "(a forbidden cost was not removed); please report it with --dump-ilp",
+                           c, m.objective[c]);
   stats.variables = m.columns();
   stats.integer_variables = m.integers();
   stats.constraints = m.rows();

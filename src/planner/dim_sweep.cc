@@ -306,9 +306,10 @@ Expected<SweepSolution> solve_by_mesh_dim_sweeps(const Problem& p, const MeshDim
                                                  const SolverOptions& options) {
   if (Status valid = validate(p); !valid) return valid.error();
   if (classes.mesh_dims < 3 || classes.of_node.size() != p.nodes.size()) {
-    return make_error("internal error: mesh-dim sweeps need 3+ mesh dims and classes for every "
-                      "node ({} dims, {} of {} nodes)", classes.mesh_dims, classes.of_node.size(),
-                      p.nodes.size());
+    return make_error_of(ErrorKind::kInternal,
+                         "internal error: mesh-dim sweeps need 3+ mesh dims and classes for every "
+                         "node ({} dims, {} of {} nodes)",
+                         classes.mesh_dims, classes.of_node.size(), p.nodes.size());
   }
   SweepSolution out;
   Sweeper sweeper(p, options);

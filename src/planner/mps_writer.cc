@@ -53,7 +53,7 @@ Status write_mps(const IlpModel& m, const std::string& path) {
   out += "ENDATA\n";
   std::ofstream file(path);
   file << out;
-  if (!file) return make_error("planner: cannot write the ILP to '{}'", path);
+  if (!file) return make_error_of(ErrorKind::kRuntime, "planner: cannot write the ILP to '{}'", path);
   return ok_status();
 }
 

@@ -375,7 +375,7 @@ int run_mpi_worker(const WorkerTask& task, int* argc, char*** argv) {
   }
   Communicator world = Communicator::world();
   Status measured = measure_all(world, task);
-  if (!measured) world.abort(measured.error().message);
+  if (!measured) world.abort(measured.error());
   return 0;
 }
 

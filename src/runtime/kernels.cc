@@ -221,7 +221,7 @@ Expected<std::vector<at::Tensor>> run_kernel(const Node& node, std::span<const a
   try {
     KernelResult result = fn(call);
     if (!result) {
-      return make_error("node {} ({}): {}", node.name, node_op_name(node), result.error().message);
+      return make_error_like(result.error(), "node {} ({}): {}", node.name, node_op_name(node), result.error().message);
     }
     if (Status s = check_outputs(node, *result, local_outputs); !s) return s.error();
     return result;

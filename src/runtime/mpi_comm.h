@@ -60,8 +60,11 @@ class Communicator {
   Expected<double> max_over_ranks(double value) const;
   Expected<double> sum_over_ranks(double value) const;
 
-  // Prints the message with this rank's number to stderr and ends the job.
-  [[noreturn]] void abort(std::string_view message, int code = 1) const;
+  // Prints the message with this rank's number to stderr and ends the job;
+  // mpirun exits with `code` (ir/expected.h's exit codes).
+  [[noreturn]] void abort(std::string_view message, int code = kExitRuntime) const;
+  // The same for an error: its message, and its kind's exit code.
+  [[noreturn]] void abort(const Error& error) const { abort(error.message, exit_code(error.kind)); }
 
  private:
   explicit Communicator(MPI_Comm comm);
@@ -78,7 +81,7 @@ int abort_job_on_exception(const Communicator& world, Body&& body) {
   try {
     return body();
   } catch (const std::exception& error) {
-    world.abort(std::string("internal error: ") + error.what());
+    world.abort(std::string("internal error: ") + error.what(), kExitInternal);
   }
 }
 

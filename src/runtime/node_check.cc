@@ -55,7 +55,7 @@ Expected<NodeCheck> NodeCheck::prepare(const Graph& graph,
     check.reference_[static_cast<size_t>(v)] = outputs;
   };
   Expected<ExecuteStats> run = execute_nodes(graph, values, hooks);
-  if (!run) return make_error("--check-nodes reference (single process): {}", run.error().message);
+  if (!run) return make_error_like(run.error(), "--check-nodes reference (single process): {}", run.error().message);
   return check;
 }
 
@@ -74,7 +74,7 @@ Status NodeCheck::compare(const at::Tensor& local, const TensorMeta& meta, const
                           const at::Tensor& want, NodeMismatch where) {
   Expected<ShardComparison> c = compare_every_shard(
       local, meta, sharding, want, *mesh_, tolerance_);
-  if (!c) return make_error("--check-nodes: {}", c.error().message);
+  if (!c) return make_error_like(c.error(), "--check-nodes: {}", c.error().message);
   if (mesh_->world().rank() != 0) return ok_status();
   ++compared_;
   if (c->ok) return ok_status();
@@ -96,7 +96,7 @@ Status NodeCheck::compare_outputs(NodeId v, const std::vector<at::Tensor>& local
     if (Status s = compare(local[o], node.outputs[o], exec.output_sharding(v, out), want,
                            NodeMismatch{v, out, false});
         !s)
-      return make_error("output {}: {}", o, s.error().message);
+      return make_error_like(s.error(), "output {}: {}", o, s.error().message);
   }
   return ok_status();
 }
@@ -113,7 +113,7 @@ Status NodeCheck::compare_input(NodeId v, int i, const at::Tensor& local, const 
     want = reference_[static_cast<size_t>(u)].at(static_cast<size_t>(o));
   }
   if (Status s = compare(local, input_meta(*graph_, v, i), sharding, want, NodeMismatch{v, i, true}); !s)
-    return make_error("input {}: {}", i, s.error().message);
+    return make_error_like(s.error(), "input {}: {}", i, s.error().message);
   return ok_status();
 }
 

@@ -258,8 +258,8 @@ Expected<at::Tensor> execute_redistribution(const at::Tensor& local, const Redis
     state[step.mesh_dim] = step.to;
     Expected<at::Tensor> y = run_step(x, ctx);
     if (!y) {
-      return make_error("redistributing {} ({}): {}", tensor, to_string(step, mesh.mesh()),
-                        y.error().message);
+      return make_error_like(y.error(), "redistributing {} ({}): {}", tensor, to_string(step, mesh.mesh()),
+                             y.error().message);
     }
     at::Tensor out = std::move(*y);
     if (out.storage().unsafeGetStorageImpl() == x.storage().unsafeGetStorageImpl()) out = out.clone();

@@ -19,8 +19,9 @@ int64_t chunk_index(const Sharding& sharding, const DeviceMesh& mesh, const Mesh
   int64_t index = 0;
   for (MeshDim m = 0; m < mesh.ndim(); ++m) {
     Placement p = sharding[m];
-    if (p.is_shard() && p.dim() == dim)
+    if (p.is_shard() && p.dim() == dim) {
       index = index * mesh.size(m) + coord[static_cast<size_t>(m)];
+    }
   }
   return index;
 }
@@ -92,8 +93,8 @@ Expected<at::Tensor> local_shard(const at::Tensor& full, const Sharding& shardin
                                  const DeviceMesh& mesh, const MeshCoord& coord) {
   Shape shape = sizes_of(full);
   if (Status s = check_sharding(shape, sharding, mesh); !s) {
-    return make_error("cannot shard {} as {}: {}", shape_to_string(shape), to_string(sharding),
-                      s.error().message);
+    return make_error_like(s.error(), "cannot shard {} as {}: {}", shape_to_string(shape), to_string(sharding),
+                           s.error().message);
   }
   if (coord.size() != static_cast<size_t>(mesh.ndim())) {
     return make_error("mesh coordinate has {} entries for a {}-dim mesh", coord.size(),
@@ -133,8 +134,8 @@ Expected<at::Tensor> assemble(std::span<const at::Tensor> shards, const Sharding
       Expected<at::Tensor> combined =
           combine(std::span(level).subspan(start, size), sharding[m], m, tolerance);
       if (!combined) {
-        return make_error("assemble {} on {}: {}", to_string(sharding), mesh_shape_string(mesh),
-                          combined.error().message);
+        return make_error_like(combined.error(), "assemble {} on {}: {}", to_string(sharding), mesh_shape_string(mesh),
+                               combined.error().message);
       }
       next.push_back(*combined);
     }

@@ -18,7 +18,7 @@ Expected<SpmdMesh> SpmdMesh::create(const DeviceMesh& mesh, const Communicator& 
     }
     Expected<Communicator> comm =
         world.split(static_cast<int>(color), static_cast<int>(out.coord_[static_cast<size_t>(m)]));
-    if (!comm) return make_error("mesh dim {}: {}", m, comm.error().message);
+    if (!comm) return make_error_like(comm.error(), "mesh dim {}: {}", m, comm.error().message);
     out.dims_.push_back(*comm);
   }
   return out;

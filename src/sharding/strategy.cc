@@ -202,7 +202,7 @@ Expected<OpRule> node_rule(const Graph& graph, NodeId node) {
   std::vector<const TensorMeta*> inputs = input_metas(graph, node);
   RuleCall call{inputs, n.attrs, n.outputs};
   Expected<OpRule> rule = op_rule(n.op, call);
-  if (!rule) return make_error("node {}: {}", n.name, rule.error().message);
+  if (!rule) return make_error_like(rule.error(), "node {}: {}", n.name, rule.error().message);
   return rule;
 }
 

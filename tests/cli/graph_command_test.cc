@@ -146,7 +146,7 @@ TEST(GraphCommand, UnknownDtypeIsAUsageErrorListingTheKnownOnes) {
 TEST(GraphCommand, UnwritableOutFileFailsNamingThePath) {
   const std::string path = make_temp_dir() + "/no-such-dir/out.txt";
   testing::CliResult result = run_autopar("graph --model llama3-debugmodel --out '" + path + "'");
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 4);
   EXPECT_NE(result.err.find(path), std::string::npos) << result.err;
 }
 

@@ -269,12 +269,12 @@ TEST(PlanCommand, AnUnmetBudgetWithOutputToAFileSaysTheLeastPeakInTheError) {
   std::string dir = testing::make_temp_dir();
   testing::CliResult result =
       run_autopar("plan --quiet --model llama3-debugmodel --mesh 2 --memory-gb 0.01 --out '" + dir + "/plan.txt'");
-  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_EQ(result.exit_code, 3) << result.err;
   EXPECT_NE(result.err.find("no plan fits: memory budget cannot be met: needs exactly"), std::string::npos)
       << result.err;
   EXPECT_EQ(result.err.find("see above"), std::string::npos) << result.err;
   testing::CliResult json = run_autopar("plan --quiet --model llama3-debugmodel --mesh 2 --memory-gb 0.01 --format json");
-  EXPECT_EQ(json.exit_code, 1) << json.err;
+  EXPECT_EQ(json.exit_code, 3) << json.err;
   EXPECT_NE(json.err.find("needs exactly"), std::string::npos) << json.err;
 }
 

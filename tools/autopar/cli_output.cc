@@ -10,15 +10,14 @@
 
 namespace autopar {
 
-int report_error(std::string_view message) {
+int report_error(ErrorKind kind, std::string_view message) {
   fmt::print(stderr, "autopar: error: {}\n", message);
-  return kExitFailure;
+  return exit_code(kind);
 }
 
-int report_usage_error(std::string_view message) {
-  report_error(message);
-  return kExitUsage;
-}
+int report_error(const Error& error) { return report_error(error.kind, error.message); }
+
+int report_usage_error(std::string_view message) { return report_error(ErrorKind::kUsage, message); }
 
 void report_warning(std::string_view message) {
   fmt::print(stderr, "autopar: warning: {}\n", message);
@@ -27,15 +26,15 @@ void report_warning(std::string_view message) {
 Status write_output(const std::string& text, const std::string& path) {
   if (path.empty()) {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-      return make_error("cannot write to stdout: {}", std::strerror(errno));
+      return make_error_of(ErrorKind::kRuntime, "cannot write to stdout: {}", std::strerror(errno));
     }
     return ok_status();
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error("cannot open '{}' for writing: {}", path, std::strerror(errno));
+  if (!out) return make_error_of(ErrorKind::kRuntime, "cannot open '{}' for writing: {}", path, std::strerror(errno));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
-  if (!out) return make_error("cannot write '{}': {}", path, std::strerror(errno));
+  if (!out) return make_error_of(ErrorKind::kRuntime, "cannot write '{}': {}", path, std::strerror(errno));
   return ok_status();
 }
 

@@ -1,9 +1,10 @@
 // Output helpers shared by the subcommands: one error format for the whole CLI
 // and one way to write a result to stdout or to an --out file.
 //
-// Every failure a user can cause ends as `autopar: error: <message>` on stderr
-// and a non-zero exit: 2 for usage errors (reported by main while parsing), 1 for
-// failures while running a subcommand.
+// Every failure ends as `autopar: error: <message>` on stderr and a non-zero
+// exit code that says which kind of failure it was (ErrorKind, ir/expected.h).
+// The table is docs/cli.md's "Exit codes"; tests/cli/exit_code_test.cc holds
+// one case per kind.
 #pragma once
 
 #include <string>
@@ -13,13 +14,10 @@
 
 namespace autopar {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
-
-// Prints `autopar: error: <message>` to stderr and returns kExitFailure.
-int report_error(std::string_view message);
-// The same, for a value the user gave that cannot work: returns kExitUsage.
+// Prints `autopar: error: <message>` to stderr and returns its kind's exit code.
+int report_error(const Error& error);
+int report_error(ErrorKind kind, std::string_view message);
+// A value the user gave that cannot work: report_error(ErrorKind::kUsage, ...).
 int report_usage_error(std::string_view message);
 
 // Prints `autopar: warning: <message>` to stderr (the command goes on).

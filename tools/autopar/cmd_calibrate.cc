@@ -34,13 +34,13 @@ Expected<CalibrateOptions> to_options(const CalibrateCommandOptions& given) {
   CalibrateOptions options;
   for (const std::string& text : given.sizes) {
     Expected<double> bytes = parse_byte_size(text);
-    if (!bytes) return make_error("--sizes: {}", bytes.error().message);
+    if (!bytes) return make_error_like(bytes.error(), "--sizes: {}", bytes.error().message);
     options.sizes_bytes.push_back(*bytes);
   }
   options.ranks = given.ranks;
   if (!given.mesh.empty()) {
     Expected<std::vector<int64_t>> shape = parse_mesh_shape(given.mesh);
-    if (!shape) return make_error("--mesh: {}", shape.error().message);
+    if (!shape) return make_error_like(shape.error(), "--mesh: {}", shape.error().message);
     options.mesh_shape = *shape;
   }
   options.quick = given.quick;
@@ -54,36 +54,37 @@ Expected<CalibrateOptions> to_options(const CalibrateCommandOptions& given) {
 
 int run_calibrate(const CalibrateCommandOptions& given) {
   Expected<CalibrateOptions> options = to_options(given);
-  if (!options) return report_error(options.error().message);
+  if (!options) return report_error(options.error());
   if (given.mpi_worker) {
     WorkerTask task{options->sizes_bytes, given.quick, nullptr, options->mesh_shape};
     if (task.sizes_bytes.empty()) task.sizes_bytes = default_calibration_sizes(given.quick);
     std::optional<Graph> graph;
     if (!given.graph.graph_file.empty()) {
       Expected<Graph> loaded = load_graph(given.graph);
-      if (!loaded) return report_error(loaded.error().message);
+      if (!loaded) return report_error(loaded.error());
       graph = std::move(*loaded);
       task.graph = &*graph;
     }
     return run_mpi_worker(task, nullptr, nullptr);
   }
-  if (given.out.empty()) return report_error("calibrate needs --out FILE");
+  if (given.out.empty()) return report_error(ErrorKind::kUsage, "calibrate needs --out FILE");
   std::optional<Graph> graph;
   bool has_graph = !given.graph.model.empty() || !given.graph.graph_file.empty();
   if (has_graph != !given.mesh.empty()) {
-    return report_error("calibrate measures a graph's op calls on a mesh: give --model or --graph "
+    return report_error(ErrorKind::kUsage,
+                        "calibrate measures a graph's op calls on a mesh: give --model or --graph "
                         "together with --mesh (or neither)");
   }
   if (has_graph) {
     Expected<Graph> loaded = load_graph(given.graph);
-    if (!loaded) return report_error(loaded.error().message);
+    if (!loaded) return report_error(loaded.error());
     graph = std::move(*loaded);
     options->graph = &*graph;
   }
   Expected<std::string> profile = calibrate(*options);
-  if (!profile) return report_error(profile.error().message);
+  if (!profile) return report_error(profile.error());
   Status written = write_output(*profile, given.out);
-  if (!written) return report_error(written.error().message);
+  if (!written) return report_error(written.error());
   fmt::print(stderr, "calibrate: wrote {} (use it with --hardware {})\n", given.out, given.out);
   return kExitOk;
 }

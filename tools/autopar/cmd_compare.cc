@@ -106,7 +106,7 @@ int run_compare(CompareOptions& options) {
   }
   if (options.graph.model.empty() && options.graph.graph_file.empty()) options.graph.model = "llama3-8b";
   Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
+  if (!graph) return report_error(graph.error());
   std::vector<std::string> names = options.baselines;
   if (names.empty()) names = baseline_names();
   std::vector<Plan> plans;
@@ -127,9 +127,9 @@ int run_compare(CompareOptions& options) {
     plans.push_back(std::move(*plan));
   }
   Expected<PlanOptions> po = to_plan_options(options.plan, *graph);
-  if (!po) return report_error(po.error().message);
+  if (!po) return report_error(po.error());
   Expected<Plan> solved = make_plan(*graph, *po);
-  if (!solved) return report_error(solved.error().message);
+  if (!solved) return report_error(solved.error());
   plans.push_back(std::move(*solved));
   std::vector<const Plan*> rows;
   for (const Plan& p : plans) rows.push_back(&p);
@@ -137,7 +137,7 @@ int run_compare(CompareOptions& options) {
                                  mesh_shape_string(plans.back().mesh), plans.back().hardware);
   text += compare_table(rows) + notes;
   if (!options.pipeline.empty()) text += pipeline_table(options, *graph, *po);
-  if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
+  if (Status s = write_output(text, options.out); !s) return report_error(s.error());
   return kExitOk;
 }
 

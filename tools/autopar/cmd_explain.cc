@@ -39,23 +39,23 @@ report::ExplainOptions explain_options(const ExplainCommandOptions& options) {
 }
 
 int run_pipeline_explain(ExplainCommandOptions& options) {
-  std::variant<PlannedPipeline, PipelinePlanError> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
-  if (const auto* error = std::get_if<PipelinePlanError>(&planned)) {
-    return error->usage ? report_usage_error(error->message) : report_error(error->message);
+  std::variant<PlannedPipeline, Error> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
+  if (const auto* error = std::get_if<Error>(&planned)) {
+    return report_error(*error);
   }
   const PlannedPipeline& p = std::get<PlannedPipeline>(planned);
   std::string text = p.search;
   if (options.memory) text += pipeline_memory_text(p.plan);
   if (!options.node.empty()) {
     Expected<std::string> where = pipeline_node_text(p.graph, p.plan, options.node);
-    if (!where) return report_error(where.error().message);
+    if (!where) return report_error(where.error());
     text += *where;
     Expected<PlanOptions> group =
         stage_group_options(p.graph, p.options, p.plan.options.degree, p.plan.options.baseline);
-    if (!group) return report_error(group.error().message);
+    if (!group) return report_error(group.error());
     Expected<report::NodeExplanation> e =
         report::explain_node(p.graph, p.plan.spmd, *group, options.node, explain_options(options));
-    if (!e) return report_error(e.error().message);
+    if (!e) return report_error(e.error());
     text += report::explanation_to_text(*e);
   }
   fmt::print("{}", text);
@@ -71,11 +71,13 @@ int run_explain(ExplainCommandOptions& options) {
   }
   if (!options.pipeline.pipeline.empty()) return run_pipeline_explain(options);
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
-  if (!planned) return report_error(planned.error().message);
+  if (!planned) return report_error(planned.error());
   const Graph& graph = planned->graph;
   const PlanOptions& plan_options = planned->options;
   const Plan& plan = planned->plan;
-  if (plan.choice.empty()) return report_error("no plan fits the memory budget; nothing to explain");
+  if (plan.choice.empty()) {
+    return report_error(ErrorKind::kInfeasible, "no plan fits the memory budget; nothing to explain");
+  }
   std::string text;
   if (options.memory) {
     text += report::memory_timeline_to_text(report::estimate_memory(graph, plan), graph, options.top);
@@ -83,7 +85,7 @@ int run_explain(ExplainCommandOptions& options) {
   if (!options.node.empty()) {
     Expected<report::NodeExplanation> e =
         report::explain_node(graph, plan, plan_options, options.node, explain_options(options));
-    if (!e) return report_error(e.error().message);
+    if (!e) return report_error(e.error());
     text += report::explanation_to_text(*e);
   }
   fmt::print("{}", text);

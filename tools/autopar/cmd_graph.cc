@@ -21,7 +21,7 @@ struct GraphCommandOptions {
 
 int run_graph(const GraphCommandOptions& options) {
   Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
+  if (!graph) return report_error(graph.error());
   std::string text;
   if (options.format == "summary") {
     text = format_summary(summarize_graph(*graph));
@@ -31,7 +31,7 @@ int run_graph(const GraphCommandOptions& options) {
     text = write_graph_json(*graph);
   }
   Status written = write_output(text, options.out);
-  if (!written) return report_error(written.error().message);
+  if (!written) return report_error(written.error());
   return kExitOk;
 }
 

@@ -42,9 +42,9 @@ std::string torchtitan_text(const Graph& graph, const Plan& plan, const Pipeline
 // at batch / M; a --graph file is taken as one microbatch), then stages and
 // sharding together (pipeline_plan/pipeline_plan.h).
 int run_pipeline_plan(PlanCommandOptions& options) {
-  std::variant<PlannedPipeline, PipelinePlanError> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
-  if (const auto* error = std::get_if<PipelinePlanError>(&planned)) {
-    return error->usage ? report_usage_error(error->message) : report_error(error->message);
+  std::variant<PlannedPipeline, Error> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
+  if (const auto* error = std::get_if<Error>(&planned)) {
+    return report_error(*error);
   }
   const Graph& graph = std::get<PlannedPipeline>(planned).graph;
   const PipelinePlan& plan = std::get<PlannedPipeline>(planned).plan;
@@ -61,8 +61,8 @@ int run_pipeline_plan(PlanCommandOptions& options) {
                                           "torchtitan",
                                           options.format));
   }
-  if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
-  if (!plan.fits) return report_error(pipeline_overflow(plan));
+  if (Status s = write_output(text, options.out); !s) return report_error(s.error());
+  if (!plan.fits) return report_error(ErrorKind::kInfeasible, pipeline_overflow(plan));
   return kExitOk;
 }
 
@@ -72,7 +72,7 @@ int run_plan(PlanCommandOptions& options) {
   }
   if (!options.pipeline.pipeline.empty()) return run_pipeline_plan(options);
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
-  if (!planned) return report_error(planned.error().message);
+  if (!planned) return report_error(planned.error());
   const Graph& graph = planned->graph;
   const Plan& plan = planned->plan;
   std::string text;
@@ -83,21 +83,24 @@ int run_plan(PlanCommandOptions& options) {
   } else if (options.format == "annotated") {
     text = plan_to_annotated(graph, plan);
   } else if (options.format == "torchtitan") {
-    if (plan.choice.empty()) return report_error("no plan fits the memory budget: nothing to export");
+    if (plan.choice.empty()) {
+      return report_error(ErrorKind::kInfeasible, "no plan fits the memory budget: nothing to export");
+    }
     text = torchtitan_text(graph, plan, nullptr);
   } else {
     text = plan_to_summary(graph, plan);
   }
-  if (Status s = write_output(text, options.out); !s) return report_error(s.error().message);
+  if (Status s = write_output(text, options.out); !s) return report_error(s.error());
   // The summary says it in its own lines; other formats are for programs.
   std::string warning = planner::time_limit_warning(plan.solver.stopped_by, plan.solver.time_limit_s);
   if (!warning.empty() && options.format != "summary") report_warning(warning);
   if (!plan.summary.fits) {
     // The summary on stdout says why; anywhere else, the error says it.
-    if (plan.shortfall && (options.format != "summary" || !options.out.empty()))
-      return report_error(fmt::format("no plan fits: {}", planner::describe(*plan.shortfall)));
-    return report_error(plan.shortfall ? "no plan fits the memory budget (see above)"
-                                        : "the plan does not fit the memory budget");
+    if (plan.shortfall && (options.format != "summary" || !options.out.empty())) {
+      return report_error(ErrorKind::kInfeasible, fmt::format("no plan fits: {}", planner::describe(*plan.shortfall)));
+    }
+    return report_error(ErrorKind::kInfeasible, plan.shortfall ? "no plan fits the memory budget (see above)"
+                                                               : "the plan does not fit the memory budget");
   }
   return kExitOk;
 }

@@ -30,14 +30,14 @@ struct ReportCommandOptions {
 // stages, the schedule's timeline and the search's candidates.
 int run_pipeline_report(ReportCommandOptions& options) {
   if (options.format != "html") return report_usage_error("--format svg does not draw a pipeline yet: use html");
-  std::variant<PlannedPipeline, PipelinePlanError> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
-  if (const auto* error = std::get_if<PipelinePlanError>(&planned)) {
-    return error->usage ? report_usage_error(error->message) : report_error(error->message);
+  std::variant<PlannedPipeline, Error> planned = plan_pipeline(options.graph, options.plan, options.pipeline);
+  if (const auto* error = std::get_if<Error>(&planned)) {
+    return report_error(*error);
   }
   const PlannedPipeline& p = std::get<PlannedPipeline>(planned);
   report::MemoryTimeline timeline = report::estimate_memory(p.graph, p.plan.spmd);
   std::string html = report::html_report(p.graph, p.plan.spmd, timeline, pipeline_report_html(p.graph, p.plan, p.search));
-  if (Status s = write_output(html, options.out); !s) return report_error(s.error().message);
+  if (Status s = write_output(html, options.out); !s) return report_error(s.error());
   return kExitOk;
 }
 
@@ -47,25 +47,26 @@ int run_report(ReportCommandOptions& options) {
   }
   if (!options.pipeline.pipeline.empty()) return run_pipeline_report(options);
   Expected<PlannedGraph> planned = load_and_plan(options.graph, options.plan);
-  if (!planned) return report_error(planned.error().message);
+  if (!planned) return report_error(planned.error());
   const Graph& graph = planned->graph;
   const Plan& plan = planned->plan;
   if (plan.choice.empty()) {
     // Nothing to draw: say why, as `autopar plan` does.
-    return report_error(plan_to_summary(graph, plan) +
-                        "no plan fits the memory budget, so there is no report to draw; raise "
-                        "--memory-gb or use a bigger mesh");
+    return report_error(ErrorKind::kInfeasible,
+                        plan_to_summary(graph, plan) +
+                            "no plan fits the memory budget, so there is no report to draw; raise "
+                            "--memory-gb or use a bigger mesh");
   }
   if (options.format == "svg") {
     report::GraphView view = report::build_graph_view(graph, plan);
     if (Status s = report::render_svg(report::graph_dot(graph, view), options.out); !s) {
-      return report_error(s.error().message);
+      return report_error(s.error());
     }
     return kExitOk;
   }
   report::MemoryTimeline timeline = report::estimate_memory(graph, plan);
   std::string html = report::html_report(graph, plan, timeline);
-  if (Status s = write_output(html, options.out); !s) return report_error(s.error().message);
+  if (Status s = write_output(html, options.out); !s) return report_error(s.error());
   return kExitOk;
 }
 

@@ -66,7 +66,7 @@ Expected<Schedule> load_or_make(const ScheduleCliOptions& o, Expected<ScheduleKi
     Expected<std::string> text = read_text_file(o.schedule_file);
     if (!text) return text.error();
     Expected<Schedule> s = parse_schedule_csv(*text);
-    if (!s) return make_error("{}: {}", o.schedule_file, s.error().message);
+    if (!s) return make_error_like(s.error(), "{}: {}", o.schedule_file, s.error().message);
     return s;
   }
   if (!kind) return kind.error();
@@ -114,7 +114,7 @@ Expected<std::string> run_stages(const ScheduleCliOptions& o) {
     Expected<std::string> text = read_text_file(o.stage_shapes);
     if (!text) return text.error();
     Expected<std::vector<GivenStageShapes>> given = parse_stage_shapes(*text);
-    if (!given) return make_error("{}: {}", o.stage_shapes, given.error().message);
+    if (!given) return make_error_like(given.error(), "{}: {}", o.stage_shapes, given.error().message);
     if (Status ok = check_stage_shapes(meta->stages, *given); !ok) return ok.error();
   }
   std::string out = fmt::format("{} at microbatch batch {} ({} microbatches)\n", graph->name,
@@ -133,18 +133,18 @@ Expected<std::string> run_stages(const ScheduleCliOptions& o) {
 int run_schedule(const ScheduleCliOptions& o) {
   if (o.format == "stages") {
     Expected<std::string> text = run_stages(o);
-    if (!text) return report_error(text.error().message);
+    if (!text) return report_error(text.error());
     Status written = write_output(*text, o.out);
-    return written ? kExitOk : report_error(written.error().message);
+    return written ? kExitOk : report_error(written.error());
   }
   Expected<ScheduleKind> kind = parse_schedule_kind(o.schedule);
   Expected<Schedule> schedule = load_or_make(o, kind);
-  if (!schedule) return report_error(schedule.error().message);
+  if (!schedule) return report_error(schedule.error());
   if (Status valid = validate_schedule(*schedule); !valid) {
-    return report_error("invalid schedule: " + valid.error().message);
+    return report_error(ErrorKind::kInput, "invalid schedule: " + valid.error().message);
   }
   Expected<Durations> durations = parse_durations(o.durations);
-  if (!durations) return report_error(durations.error().message);
+  if (!durations) return report_error(durations.error());
   Schedule lowered = lower_communication(*schedule);
   const Schedule& shown = o.lower ? lowered : *schedule;
   std::string text;
@@ -154,7 +154,7 @@ int run_schedule(const ScheduleCliOptions& o) {
     text = to_csv(shown);
   } else {
     SimulationResult result = simulate(lowered, *durations);
-    if (result.deadlocked) return report_error("schedule deadlocks:\n" + result.deadlock);
+    if (result.deadlocked) return report_error(ErrorKind::kInput, "schedule deadlocks:\n" + result.deadlock);
     if (o.format == "trace") {
       text = to_chrome_trace(result);
     } else {
@@ -168,7 +168,7 @@ int run_schedule(const ScheduleCliOptions& o) {
     }
   }
   if (Status written = write_output(text, o.out); !written) {
-    return report_error(written.error().message);
+    return report_error(written.error());
   }
   return kExitOk;
 }

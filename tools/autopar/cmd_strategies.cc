@@ -163,18 +163,18 @@ std::string render(const Graph& graph, NodeId id, const StrategyGraph& sg,
 
 int run_strategies(const StrategiesOptions& options) {
   Expected<Graph> graph = load_graph(options.graph);
-  if (!graph) return report_error(graph.error().message);
+  if (!graph) return report_error(graph.error());
   Expected<HardwareProfile> hw = load_hardware(options.hardware);
-  if (!hw) return report_error(hw.error().message);
+  if (!hw) return report_error(hw.error());
   Expected<DeviceMesh> mesh = build_mesh(options, *hw);
-  if (!mesh) return report_error(mesh.error().message);
+  if (!mesh) return report_error(mesh.error());
   std::optional<NodeId> id = graph->find(options.node);
   if (!id) {
-    return report_error(fmt::format("graph {} has no node \"{}\"; close names: {}", graph->name,
-                                    options.node, close_names(*graph, options.node)));
+    return report_error(ErrorKind::kInput, fmt::format("graph {} has no node \"{}\"; close names: {}", graph->name,
+                                                       options.node, close_names(*graph, options.node)));
   }
   Expected<StrategyGraph> sg = local_strategies(*graph, *id, *mesh, *hw);
-  if (!sg) return report_error(sg.error().message);
+  if (!sg) return report_error(sg.error());
   fmt::print("{}", render(*graph, *id, *sg, *hw));
   return kExitOk;
 }

@@ -83,14 +83,14 @@ Expected<Graph> load_graph(const GraphOptions& options) {
     Expected<std::string> text = read_text_file(options.graph_file);
     if (!text) return text.error();
     Expected<Graph> graph = read_graph_json(*text);
-    if (!graph) return make_error("graph file '{}': {}", options.graph_file, graph.error().message);
+    if (!graph) return make_error_like(graph.error(), "graph file '{}': {}", options.graph_file, graph.error().message);
     return graph;
   }
   if (options.model.empty()) return make_error("no graph given: pass --model NAME or --graph FILE.json");
   Expected<ModelOptions> model = to_model_options(options);
   if (!model) return model.error();
   Expected<Graph> graph = build_model(*model);
-  if (!graph) return make_error("model '{}': {}", options.model, graph.error().message);
+  if (!graph) return make_error_like(graph.error(), "model '{}': {}", options.model, graph.error().message);
   return graph;
 }
 

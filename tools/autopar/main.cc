@@ -78,11 +78,11 @@ int exec_full_binary(char** argv) {
   std::filesystem::path full = error ? std::filesystem::path("autopar-full")
                                      : self.parent_path() / "autopar-full";
   execv(full.c_str(), argv);
-  return report_error(fmt::format(
-      "this subcommand needs libtorch and MPI, which live in {} (not loaded by `autopar` "
-      "to keep planning fast), and it could not be started: {}; build it with "
-      "`cmake --build build --target autopar-full`",
-      full.string(), std::strerror(errno)));
+  return report_error(ErrorKind::kRuntime,
+                      fmt::format("this subcommand needs libtorch and MPI, which live in {} (not loaded by `autopar` "
+                                  "to keep planning fast), and it could not be started: {}; build it with "
+                                  "`cmake --build build --target autopar-full`",
+                                  full.string(), std::strerror(errno)));
 }
 #endif
 
@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
   try {
     return autopar::run(argc, argv);
   } catch (const std::exception& error) {
-    return autopar::report_error(error.what());
+    return autopar::report_error(autopar::ErrorKind::kInternal, error.what());
   } catch (...) {
-    return autopar::report_error("unexpected internal error (non-standard exception)");
+    return autopar::report_error(autopar::ErrorKind::kInternal, "unexpected internal error (non-standard exception)");
   }
 }

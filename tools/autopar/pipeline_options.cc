@@ -23,7 +23,7 @@ Expected<std::optional<int32_t>> count_or_auto(const std::string& option, const 
 Expected<Graph> microbatch_graph(const GraphOptions& options, const Graph& full, int32_t microbatches) {
   if (!options.graph_file.empty()) return full;
   Expected<int64_t> rows = pipeline::microbatch_rows(full, microbatches);
-  if (!rows) return make_error("--microbatches {}: {}", microbatches, rows.error().message);
+  if (!rows) return make_error_like(rows.error(), "--microbatches {}: {}", microbatches, rows.error().message);
   GraphOptions small = options;
   small.batch = *rows;
   return load_graph(small);
@@ -69,10 +69,9 @@ Status resolve_pipeline_options(PlanCliOptions& plan, PipelineCliOptions& pipeli
   return ok_status();
 }
 
-std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOptions& graph_in, const PlanCliOptions& plan_cli,
-                                                               PipelineCliOptions options) {
-  auto usage = [](const std::string& m) { return PipelinePlanError{m, true}; };
-  auto failure = [](const std::string& m) { return PipelinePlanError{m, false}; };
+std::variant<PlannedPipeline, Error> plan_pipeline(const GraphOptions& graph_in, const PlanCliOptions& plan_cli,
+                                                   PipelineCliOptions options) {
+  auto usage = [](const std::string& m) { return Error{m, ErrorKind::kUsage}; };
   GraphOptions graph_options = graph_in;
   if (graph_options.model.empty() && graph_options.graph_file.empty()) graph_options.model = "llama3-8b";
   Expected<std::optional<int32_t>> degree = count_or_auto("--pipeline", options.pipeline);
@@ -97,7 +96,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
   }
   // One microbatch's graph: a built-in model at batch / M; a --graph file is one.
   Expected<Graph> full = load_graph(graph_options);
-  if (!full) return failure(full.error().message);
+  if (!full) return full.error();
   MicrobatchGraph micro_graph = [&](int32_t m) { return microbatch_graph(graph_options, *full, m); };
   // A baseline applies to each stage group's sub-mesh, not to the whole mesh.
   PlanCliOptions whole_mesh = plan_cli;
@@ -107,7 +106,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
   whole_mesh.pins.clear();
   whole_mesh.constraints_file.clear();
   Expected<PlanOptions> plan_options = to_plan_options(whole_mesh, *full);
-  if (!plan_options) return failure(plan_options.error().message);
+  if (!plan_options) return plan_options.error();
   if (!plan_cli.pins.empty() || !plan_cli.constraints_file.empty()) {
     if (!*degree) return usage("--pin and --constraints need a fixed --pipeline degree: they name the stage groups' mesh");
     if (!plan_cli.baseline.empty()) return usage("give --pin/--constraints or --baseline, not both");
@@ -133,7 +132,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
     if (options.stages_per_rank > 1) space.interleaved_stages_per_rank = options.stages_per_rank;
     space.baseline = baseline;
     Expected<PipelineSearch> found = search_pipeline(micro_graph, *plan_options, space);
-    if (!found) return failure(found.error().message);
+    if (!found) return found.error();
     out.search = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
                  pipeline_candidates_table(*found) + "\n";
     out.graph = std::move(found->graph);
@@ -148,7 +147,7 @@ std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOption
     Expected<Graph> micro = micro_graph(pipeline_options.microbatches);
     if (!micro) return usage(micro.error().message);
     Expected<PipelinePlan> planned = make_pipeline_plan(*micro, *plan_options, pipeline_options);
-    if (!planned) return failure(planned.error().message);
+    if (!planned) return planned.error();
     out.graph = std::move(*micro);
     out.plan = std::move(*planned);
   }

@@ -45,13 +45,9 @@ struct PlannedPipeline {
   PipelinePlan plan;
   std::string search;  // the candidates table when searched, else ""
 };
-struct PipelinePlanError {
-  std::string message;
-  bool usage = false;  // the user's values cannot work (exit 2)
-};
 // Loads the graph (llama3-8b without --model/--graph), builds it for one
 // microbatch, and plans or searches.
-std::variant<PlannedPipeline, PipelinePlanError> plan_pipeline(const GraphOptions& graph, const PlanCliOptions& plan,
-                                                               PipelineCliOptions pipeline);
+std::variant<PlannedPipeline, Error> plan_pipeline(const GraphOptions& graph, const PlanCliOptions& plan,
+                                                   PipelineCliOptions pipeline);
 
 }  // namespace autopar

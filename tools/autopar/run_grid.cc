@@ -147,7 +147,7 @@ void print_results(const GridPlan& grid, const pipeline::GridRunResult& r, const
 int run_grid(RunGridInput in, const Communicator& world) {
   const int rank = world.rank();
   auto refuse = [&](const std::string& why) {
-    return report_error(fmt::format("rank {}: refusing to run: {}", rank, why));
+    return report_error(ErrorKind::kInput, fmt::format("rank {}: refusing to run: {}", rank, why));
   };
   PipelineOptions options;
   std::vector<int64_t> mesh;
@@ -193,7 +193,7 @@ int run_grid(RunGridInput in, const Communicator& world) {
   Expected<Communicator> pipe = world.split(coordinate, pipeline_rank);
   if (!group || !pipe) world.abort("splitting the world into stage groups failed");
   Expected<SpmdMesh> sub_mesh = SpmdMesh::create(plan.spmd.mesh, *group);
-  if (!sub_mesh) world.abort(sub_mesh.error().message);
+  if (!sub_mesh) world.abort(sub_mesh.error());
   Tracer tracer;
   pipeline::ShardedRunner runner(graphs->micro, plan.spmd, *sub_mesh, tracer);
   pipeline::PipelineSetupOptions setup_options;
@@ -222,13 +222,13 @@ int run_grid(RunGridInput in, const Communicator& world) {
   run.sizes = &sizes;
   Expected<pipeline::GridRunResult> result = pipeline::run_grid_training(
       graphs->full ? &*graphs->full : nullptr, graphs->micro, plan.spmd, *setup, world, *pipe, runner, run);
-  if (!result) world.abort(result.error().message);
+  if (!result) world.abort(result.error());
   if (rank == 0) print_results(*grid, *result, in.plan.hardware, in.check);
   std::fflush(stdout);
   if (!result->check_ok) {
-    return report_error(result->memory.ok ? fmt::format("rank {}: check failed", rank)
-                                          : fmt::format("rank {}: memory check failed: {}", rank,
-                                                        describe_worst(result->memory)));
+    return report_error(ErrorKind::kRuntime, result->memory.ok ? fmt::format("rank {}: check failed", rank)
+                                                               : fmt::format("rank {}: memory check failed: {}", rank,
+                                                                             describe_worst(result->memory)));
   }
   return kExitOk;
 }

@@ -70,13 +70,13 @@ Expected<OpRule> rule_from_spec(std::string_view spec, std::span<const Shape> in
   OpRule rule;
   for (size_t i = 0; i < ins.size(); ++i) {
     Expected<TensorFactors> t = parse_tensor(rule, ins[i], inputs[i]);
-    if (!t) return make_error("rule spec \"{}\": {}", spec, t.error().message);
+    if (!t) return make_error_like(t.error(), "rule spec \"{}\": {}", spec, t.error().message);
     rule.inputs.push_back(std::move(*t));
   }
   std::vector<bool> in_output(rule.factors.size() + 26, false);
   for (size_t i = 0; i < outs.size(); ++i) {
     Expected<TensorFactors> t = parse_tensor(rule, outs[i], outputs[i]);
-    if (!t) return make_error("rule spec \"{}\": {}", spec, t.error().message);
+    if (!t) return make_error_like(t.error(), "rule spec \"{}\": {}", spec, t.error().message);
     for (const auto& dim : t->dims) {
       for (FactorId f : dim) in_output[static_cast<size_t>(f)] = true;
     }
@@ -181,7 +181,7 @@ Status add_extra(OpRule& rule, std::string_view option, bool sync) {
   for (std::string_view part : {option.substr(0, arrow), option.substr(arrow + 2)}) {
     if (part.empty()) continue;
     Expected<Sharding> s = parse_sharding(part);
-    if (!s) return make_error("extra option \"{}\": {}", option, s.error().message);
+    if (!s) return make_error_like(s.error(), "extra option \"{}\": {}", option, s.error().message);
     for (int k = 0; k < s->ndim; ++k) o.placements.push_back((*s)[k]);
   }
   rule.extra.push_back(std::move(o));

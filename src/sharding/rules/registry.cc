@@ -151,7 +151,7 @@ Expected<OpRule> op_rule(OpId op, const RuleCall& call) {
   RuleFn fn = rule_table()[static_cast<size_t>(op)];
   if (fn == nullptr) return make_error("{} has no sharding rule (src/sharding/rules/)", op_name(op));
   Expected<OpRule> rule = fn(call);
-  if (!rule) return make_error("{} sharding rule: {}", op_name(op), rule.error().message);
+  if (!rule) return make_error_like(rule.error(), "{} sharding rule: {}", op_name(op), rule.error().message);
   return rule;
 }
 
