@@ -10,6 +10,8 @@
 #   CI=true            configure with -DAUTOPAR_WERROR=ON (warnings are errors)
 #   AUTOPAR_BUILD_DIR  build directory (default: build)
 #   AUTOPAR_JOBS       parallel build jobs (default: nproc)
+#   AUTOPAR_SANITIZE   sanitizers to build with, e.g. address,undefined
+#                      (scripts/test.sh --sanitize sets it and build-sanitize/)
 #
 # Supported: Debian 12 (bookworm). Installing needs root; building does not.
 set -euo pipefail
@@ -44,6 +46,10 @@ PACKAGES=(
   # reports: SVG through Graphviz, the HTML report checked in headless Chromium
   chromium
   graphviz
+  # fuzzing (scripts/fuzz.sh): clang 14 with its libFuzzer and sanitizer runtimes
+  clang-14
+  libclang-rt-14-dev
+  libfuzzer-14-dev
 )
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,6 +89,9 @@ configure() {
   local cache="$build_dir/CMakeCache.txt"
   local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
   [[ "${CI:-}" == "true" ]] && args+=(-DAUTOPAR_WERROR=ON)
+  # scripts/test.sh --sanitize: its own build directory (build-sanitize), no benchmarks.
+  [[ -n "${AUTOPAR_SANITIZE:-}" ]] &&
+    args+=(-DAUTOPAR_SANITIZE="$AUTOPAR_SANITIZE" -DAUTOPAR_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
   if [[ -f "$cache" ]]; then
     grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$cache" ||
       die "$build_dir/ was configured with another generator than Ninja; remove it (rm -rf $build_dir) and run again"

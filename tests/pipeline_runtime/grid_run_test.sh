@@ -11,20 +11,22 @@
 #           PATTERN, no step ran
 # Args may contain @EXPORT:MODEL@: the model exported by
 # tests/pytorch/export_models.py into a temporary folder, replaced by its JSON
-# path (exit 77, CTest's skip, when /usr/bin/python3 has no torch), and
+# path (exit 77, CTest's skip, when /usr/bin/python3 has no torch; a failure
+# under CI=true), and
 # @PLAN:ARGS@ (ARGS with , for spaces): `autopar plan ARGS --format json` written
 # to a temporary file, replaced by its path.
 set -u
 cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../support/require.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 args=()
 for a in "$@"; do
   if [[ $a == @EXPORT:*@ ]]; then
     model=${a#@EXPORT:}; model=${model%@}
-    /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "SKIP: /usr/bin/python3 cannot import torch"; exit 77; }
+    require_or_skip "/usr/bin/python3 -c 'import torch'" "/usr/bin/python3 cannot import torch (apt install python3-torch)"
     /usr/bin/python3 "$here/../pytorch/export_models.py" "$dir" "$model" || { echo "FAIL: export"; exit 1; }
     a=$dir/$model.json
   elif [[ $a == @PLAN:*@ ]]; then

@@ -14,6 +14,7 @@
 #include "ir/json_io.h"
 #include "planner/auto_plan.h"
 #include "planner/plan_dtensor.h"
+#include "support/require.h"
 
 namespace autopar {
 namespace {
@@ -34,7 +35,7 @@ class Exported : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(out_dir()); }
   void SetUp() override {
-    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    AUTOPAR_REQUIRE(skip_reason_.empty(), skip_reason_);
   }
   static Graph load(const std::string& model) {
     std::string json = out_dir() + "/" + model + ".json";

@@ -14,6 +14,7 @@
 #include "ir/json_io.h"
 #include "runtime/local_executor.h"
 #include "runtime/torch_values.h"
+#include "support/require.h"
 
 namespace autopar {
 namespace {
@@ -31,9 +32,8 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
 }
 
 void run_against_torch(const std::string& model) {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null") != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (apt install python3-torch python3-torchvision)";
-  }
+  AUTOPAR_REQUIRE(std::system("/usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null") == 0,
+                  "/usr/bin/python3 cannot import torch (apt install python3-torch python3-torchvision)");
   std::string cmd = "/usr/bin/python3 " + std::string(AUTOPAR_SOURCE_DIR) +
                     "/tests/pytorch/export_models.py " + out_dir() + " " + model + " > " + out_dir() +
                     "-" + model + ".log 2>&1";

@@ -4,12 +4,13 @@
 #   torch_check_test.sh AUTOPAR NP MODEL [autopar run args...]
 # MODEL is one of export_models.py's CLI configs, or corpus:NAME for a model of
 # bench/model_zoo/corpus.py at tiny size with every dropout off.
-# Exit 77 (CTest: skipped) when /usr/bin/python3 cannot import torch.
+# Exit 77 (CTest: skipped) when /usr/bin/python3 cannot import torch; a failure under CI=true.
 set -u
 cli=$1 np=$2 model=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "SKIP: /usr/bin/python3 cannot import torch"; exit 77; }
+. "$here/../support/require.sh"
+require_or_skip "/usr/bin/python3 -c 'import torch'" "/usr/bin/python3 cannot import torch (apt install python3-torch)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 if [[ $model == corpus:* ]]; then

@@ -14,15 +14,17 @@
 #include "report/graph_view.h"
 #include "report/html_report.h"
 #include "report_fixtures.h"
+#include "support/require.h"
 
 namespace autopar::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-// AUTOPAR_CHROMIUM, else chromium or chromium-browser on PATH; "" if none.
+// AUTOPAR_CHROMIUM when set (if that file exists), else chromium or
+// chromium-browser on PATH; "" if none.
 std::string find_chromium() {
-  if (const char* env = std::getenv("AUTOPAR_CHROMIUM"); env && *env) return env;
+  if (const char* env = std::getenv("AUTOPAR_CHROMIUM"); env && *env) return fs::exists(env) ? env : "";
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
   for (std::string dir; std::getline(dirs, dir, ':');) {
@@ -52,8 +54,8 @@ uint32_t big_endian(const std::string& bytes, size_t at) {
 
 TEST(ReportInBrowser, LoadsWithoutErrorsDrawsTheGraphAndScreenshotsIt) {
   std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium not found (install Debian's chromium, or set "
-                                        "AUTOPAR_CHROMIUM): the headless report check is skipped";
+  AUTOPAR_REQUIRE(!chromium.empty(), "chromium not found (install Debian's chromium, or set AUTOPAR_CHROMIUM to "
+                                     "its path): the headless report check cannot run");
   Graph g = testing::debug_model(2);
   Plan p = testing::plan_on(g, {2, 2});
   GraphView view = build_graph_view(g, p);

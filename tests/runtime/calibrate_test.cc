@@ -13,6 +13,7 @@
 
 #include "cost/hardware.h"
 #include "runtime/calibrate.h"
+#include "support/require.h"
 
 namespace autopar {
 namespace {
@@ -40,7 +41,7 @@ TEST(Calibrate, DefaultSizesGrowFromKibibytesToMebibytes) {
 }
 
 TEST(Calibrate, QuickRunWritesAProfileThePlannerLoads) {
-  if (!mpirun_available()) GTEST_SKIP() << "mpirun is not on PATH (install openmpi-bin)";
+  AUTOPAR_REQUIRE(mpirun_available(), "mpirun is not on PATH (install openmpi-bin)");
   std::string out = testing::TempDir() + "autopar_calibrate_" + std::to_string(getpid()) + ".json";
   std::string command = std::string("'") + AUTOPAR_CLI + "' calibrate --quick --out '" + out + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -71,7 +72,7 @@ TEST(Calibrate, QuickRunWritesAProfileThePlannerLoads) {
 // update, and the runtime's own time per op; `autopar plan` then costs the
 // model by them.
 TEST(Calibrate, ModelAndMeshMeasureItsOpCallsAndThePlannerUsesThem) {
-  if (!mpirun_available()) GTEST_SKIP() << "mpirun is not on PATH (install openmpi-bin)";
+  AUTOPAR_REQUIRE(mpirun_available(), "mpirun is not on PATH (install openmpi-bin)");
   std::string out = testing::TempDir() + "autopar_calibrate_mlp_" + std::to_string(getpid()) + ".json";
   std::string command = std::string("'") + AUTOPAR_CLI + "' calibrate --quick --model mlp --mesh 2 --out '" + out + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;

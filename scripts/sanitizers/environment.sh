@@ -1,0 +1,10 @@
+# Sourced by scripts/test.sh --sanitize: how the sanitizers report, and what
+# they are told to ignore. Every suppression lives in a file next to this one
+# with the reason written above it. mpirun passes this environment to the ranks
+# it starts on this machine.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# abort_on_error=0, exitcode 66: a report fails the process with a code no
+# autopar path uses, so a test cannot mistake it for an expected failure.
+export ASAN_OPTIONS="exitcode=66:abort_on_error=0:detect_stack_use_after_return=0:strict_init_order=1:suppressions=$here/asan.supp"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66:suppressions=$here/ubsan.supp"
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
