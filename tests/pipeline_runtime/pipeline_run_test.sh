@@ -15,8 +15,8 @@ cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
 mpirun=(timeout 200 mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1
         -x OPENBLAS_NUM_THREADS=1)
-# phase: every line stamped with its arrival time, for the time from the fault's message to the end.
-stamp() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done; }
+# phase: every line stamped with its arrival time (stamp), checked by check_phase_end.
+. "$(dirname "$0")/../support/fault_phase.sh"
 start=$(date +%s)
 launch=$EPOCHREALTIME
 if [ "$expect" = disagree ]; then
@@ -50,12 +50,7 @@ case $expect in
     echo "$out" | grep -q '^memory check: .*: OK$' || fail "no passing memory check"
     ;;
   phase)
-    [ "$rc" -ne 0 ] || fail "the job exited 0"
-    [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
-    line=$(echo "$out" | grep -m1 -E "$pattern") || fail "no message matching: $pattern"
-    after=$(awk -v a="${line%% *}" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-    echo "--- the job ended ${after}s after: ${line#* }"
-    awk -v t="$after" 'BEGIN { exit !(t <= 10) }' || fail "the job ended ${after}s after the fault (limit 10 s)"
+    check_phase_end "$rc" "$end" "$pattern" "$out"
     ;;
   refuse | disagree)
     [ "$rc" -ne 0 ] || fail "the job exited 0"

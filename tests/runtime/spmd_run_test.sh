@@ -12,8 +12,8 @@
 set -u
 cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
-# phase: every line stamped with its arrival time, for the time from the fault's message to the end.
-stamp() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done; }
+# phase: every line stamped with its arrival time (stamp), checked by check_phase_end.
+. "$(dirname "$0")/../support/fault_phase.sh"
 start=$(date +%s)
 launch=$EPOCHREALTIME
 job=(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np"
@@ -52,12 +52,7 @@ case $expect in
     echo "$out" | grep -Eq "$pattern" || fail "no message matching: $pattern"
     ;;
   phase)
-    [ "$rc" -ne 0 ] || fail "the job exited 0"
-    [ "$rc" -ne 124 ] || fail "the job hung (timeout)"
-    line=$(echo "$out" | grep -m1 -E "$pattern") || fail "no message matching: $pattern"
-    after=$(awk -v a="${line%% *}" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-    echo "--- the job ended ${after}s after: ${line#* }"
-    awk -v t="$after" 'BEGIN { exit !(t <= 10) }' || fail "the job ended ${after}s after the fault (limit 10 s)"
+    check_phase_end "$rc" "$end" "$pattern" "$out"
     ;;
   refuse)
     [ "$rc" -ne 0 ] || fail "the job exited 0"
