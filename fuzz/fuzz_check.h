@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <string_view>
 
 namespace autopar::fuzz {
@@ -20,6 +21,22 @@ inline void require(bool holds, const char* what, std::string_view detail = {}) 
   if (holds) return;
   std::cerr << "fuzz property failed: " << what << "\n" << detail << std::endl;
   std::abort();
+}
+
+// The round trip every text loader with a writer must keep: `read` refuses
+// `text` with a message, or accepts it, and what `write` makes of the result
+// reads back and writes to the same bytes. `what`: the thing read, e.g. "graph".
+template <typename Read, typename Write>
+void require_round_trip(std::string_view text, Read read, Write write, const char* what) {
+  auto first = read(text);
+  if (!first) {
+    require(!first.error().message.empty(), "a refused input has an error message", what);
+    return;
+  }
+  std::string written = write(*first);
+  auto again = read(written);
+  require(again.ok(), "what the writer wrote reads back", again ? std::string_view(what) : again.error().message);
+  require(write(*again) == written, "written, read back and written again gives the same bytes", what);
 }
 
 }  // namespace autopar::fuzz
