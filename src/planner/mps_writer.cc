@@ -1,5 +1,7 @@
 // Free-format MPS for --dump-ilp: rows, columns (integers between markers),
 // right-hand sides and bounds, readable by CBC, GLPK and most other solvers.
+// The NAME line says FREE: without it CBC's reader (CoinMpsIO) takes the
+// BOUNDS section by fixed columns and finds no column in "UP bnd s0_0 1".
 #include <fstream>
 
 #include <fmt/format.h>
@@ -26,7 +28,7 @@ Status write_mps(const IlpModel& m, const std::string& path) {
   std::vector<int> start, index;
   std::vector<double> value;
   m.to_columns(start, index, value);
-  std::string out = "NAME autopar\nROWS\n N obj\n";
+  std::string out = "NAME autopar FREE\nROWS\n N obj\n";
   for (size_t r = 0; r < m.row_names.size(); ++r)
     out += fmt::format(" {} {}\n", sense(m, r), m.row_names[r]);
   out += "COLUMNS\n";

@@ -4,9 +4,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <coin/Cbc_C_Interface.h>
 #include <gtest/gtest.h>
 
 #include "planner/brute_force.h"
+#include "planner/ilp_model.h"
+#include "planner/presolve.h"
 #include "fixtures.h"
 
 namespace autopar::planner {
@@ -134,6 +137,30 @@ TEST(CbcSolver, DumpWritesMpsByDefault) {
   std::getline(in, first);
   EXPECT_NE(first.find("NAME"), std::string::npos) << first;
   std::remove(path.c_str());
+}
+
+// What the dump is for: the ILP goes to CBC's own reader (or another solver)
+// outside autopar, and solves there to the optimum autopar found.
+TEST(CbcSolver, CbcReadsBothDumpFormatsAndFindsTheSameOptimum) {
+  Problem p = chain3();
+  Solution s = solve(p);
+  for (const char* extension : {".mps", ".lp"}) {
+    std::string path = ::testing::TempDir() + "/planner_dump_readback" + extension;
+    ASSERT_TRUE(dump_ilp(p, path).ok());
+    Cbc_Model* cbc = Cbc_newModel();
+    Cbc_setLogLevel(cbc, 0);
+    int read = std::string(extension) == ".lp" ? Cbc_readLp(cbc, path.c_str()) : Cbc_readMps(cbc, path.c_str());
+    ASSERT_EQ(read, 0) << "CBC could not read " << path;
+    ASSERT_EQ(Cbc_solve(cbc), 0) << path;
+    EXPECT_EQ(Cbc_isProvenOptimal(cbc), 1) << path;
+    // The ILP's objective is scaled and leaves out what presolve settled.
+    ReducedProblem r = presolve(p);
+    IlpModel m = build_ilp(r, IlpObjective::kCost);
+    EXPECT_NEAR(Cbc_getObjValue(cbc), m.objective_scale * (s.objective - r.constant_cost), 1e-6) << path;
+    EXPECT_GT(Cbc_getNumCols(cbc), 0) << path;
+    Cbc_deleteModel(cbc);
+    std::remove(path.c_str());
+  }
 }
 
 }  // namespace
