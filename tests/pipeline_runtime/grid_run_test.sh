@@ -38,7 +38,7 @@ for a in "$@"; do
   args+=("$a")
 done
 start=$(date +%s)
-out=$(timeout 240 mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 \
+out=$(timeout $((240 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 \
       -np "$np" "$cli" run "${args[@]}" 2>&1)
 rc=$?
 elapsed=$(($(date +%s) - start))

@@ -10,7 +10,8 @@ function(grid_run name expect np pattern timeout)
   add_test(NAME grid_run_${name}
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/grid_run_test.sh $<TARGET_FILE:autopar-full>
             ${expect} ${np} ${pattern} ${ARGN})
-  set_tests_properties(grid_run_${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS 2 SKIP_RETURN_CODE 77)
+  autopar_timeout(test_timeout ${timeout})
+  set_tests_properties(grid_run_${name} PROPERTIES TIMEOUT ${test_timeout} PROCESSORS 2 SKIP_RETURN_CODE 77)
 endfunction()
 
 # Issue 16's launches: pipeline over d0, SPMD over d1 (and d1 x d2).

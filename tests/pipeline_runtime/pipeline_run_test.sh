@@ -13,7 +13,7 @@
 set -u
 cli=$1 expect=$2 np=$3 pattern=$4
 shift 4
-mpirun=(timeout 200 mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1
+mpirun=(timeout $((200 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1
         -x OPENBLAS_NUM_THREADS=1)
 # phase: every line stamped with its arrival time (stamp), checked by check_phase_end.
 . "$(dirname "$0")/../support/fault_phase.sh"

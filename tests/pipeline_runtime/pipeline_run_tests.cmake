@@ -11,7 +11,8 @@ function(pipeline_run name expect np pattern timeout)
   add_test(NAME pipeline_run_${name}
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/pipeline_run_test.sh $<TARGET_FILE:autopar-full>
             ${expect} ${np} ${pattern} ${ARGN})
-  set_tests_properties(pipeline_run_${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS 2)
+  autopar_timeout(test_timeout ${timeout})
+  set_tests_properties(pipeline_run_${name} PROPERTIES TIMEOUT ${test_timeout} PROCESSORS 2)
 endfunction()
 
 # Every schedule on 2 and 4 ranks, 1 stage per rank (mlp) ...

@@ -20,7 +20,7 @@ if [[ $model == corpus:* ]]; then
 else
   /usr/bin/python3 "$here/export_models.py" "$dir" "$model" || { echo "FAIL: export"; exit 1; }
 fi
-out=$(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
+out=$(timeout $((200 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
   -x OPENBLAS_NUM_THREADS=1 "$cli" run --graph "$dir/$model.json" \
   --check-against-torch "$dir/$model.values" "$@" 2>&1)
 rc=$?

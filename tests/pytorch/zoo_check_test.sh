@@ -13,7 +13,7 @@ trap 'rm -rf "$dir"' EXIT
 /usr/bin/python3 "$here/export_models.py" "$dir" --size tiny --no-values "$model" ||
   { echo "FAIL: export"; exit 1; }
 grep -q '"op":"aten.bernoulli.p"' "$dir/$model.json" || { echo "FAIL: no dropout in $model"; exit 1; }
-out=$(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
+out=$(timeout $((200 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 \
   -x OPENBLAS_NUM_THREADS=1 "$cli" run --graph "$dir/$model.json" --check "$@" 2>&1)
 rc=$?
 echo "$out"

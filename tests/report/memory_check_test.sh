@@ -11,7 +11,7 @@ shift 3
 fail() { echo "FAIL: $*"; exit 1; }
 est_out=$("$cli" explain --memory --quiet "$@" 2>&1) || fail "explain failed: $est_out"
 echo "$est_out"
-run_out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+run_out=$(timeout $((300 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -np "$np" \
   -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$cli" run --steps 2 "$@" 2>&1)
 rc=$?
 echo "$run_out"

@@ -16,7 +16,7 @@ shift 4
 . "$(dirname "$0")/../support/fault_phase.sh"
 start=$(date +%s)
 launch=$EPOCHREALTIME
-job=(timeout 200 mpirun --allow-run-as-root --oversubscribe -np "$np"
+job=(timeout $((200 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -np "$np"
      -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$cli" run "$@")
 if [ "$expect" = phase ]; then
   out=$("${job[@]}" 2>&1 | stamp; exit "${PIPESTATUS[0]}")

@@ -103,7 +103,8 @@ spmd_run(refuse_mesh_size refuse 2 "mesh 2x2 has 4 devices but the job has 2 ran
 add_test(NAME spmd_plan_file_setup
   COMMAND $<TARGET_FILE:autopar> plan --model mlp --mesh 2x2 --hardware cpu --baseline fsdp
           --format json --out ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json)
-set_tests_properties(spmd_plan_file_setup PROPERTIES FIXTURES_SETUP spmd_plan_file TIMEOUT 60)
+autopar_timeout(test_timeout 60)
+set_tests_properties(spmd_plan_file_setup PROPERTIES FIXTURES_SETUP spmd_plan_file TIMEOUT ${test_timeout})
 spmd_run(plan_file_runs ok 4 check 120 --model mlp --plan
          ${CMAKE_CURRENT_BINARY_DIR}/spmd_mlp_2x2.json --steps 2 --check)
 spmd_run(refuse_plan_ranks refuse 2 "the plan's mesh 2x2 has 4 devices but the job has 2 ranks" 60
