@@ -210,6 +210,10 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
   // Memory rows enter lazily (lazy_memory_rows): each round solves with the
   // rows that bound a previous round's answer and adds those it breaks.
   std::vector<MemoryRow> all_rows = std::move(r.memory_rows);
+  // No row can bind: the relaxation is all there is to solve, perturbed
+  // (SolverOptions::perturb_relaxation).
+  SolverOptions options = o;
+  options.perturb_relaxation = o.perturb_relaxation || all_rows.empty();
   std::vector<char> entered(all_rows.size(), 0);
   for (size_t k = 0; k < all_rows.size(); ++k)
     if (all_rows[k].static_budget_row || !o.lazy_memory_rows) entered[k] = 1;
@@ -225,7 +229,7 @@ Expected<Solution> solve_with_cbc(const Problem& p, const SolverOptions& o, cons
       if (entered[k]) r.memory_rows.push_back(all_rows[k]), basis.rows.push_back(k);
     stats.memory_rows_entered = static_cast<int32_t>(r.memory_rows.size());
     stats.memory_row_rounds = round + 1;
-    Expected<bool> solved = solve_round(p, r, o, start_from, solve_start, stats, s, choice, basis);
+    Expected<bool> solved = solve_round(p, r, options, start_from, solve_start, stats, s, choice, basis);
     if (!solved) return solved.error();
     if (!*solved) return s;  // infeasible or no solution: s says why
     // Rows the answer breaks (a relative tolerance above CBC's own).

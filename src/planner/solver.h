@@ -98,6 +98,11 @@ struct SolverOptions {
   // status says. Deterministic.
   bool lazy_memory_rows = true;
   int32_t memory_rows_per_round = 16;
+  // Let Clp perturb the costs of a cold LP relaxation (cbc_run.cc). The
+  // solver turns it on where no memory row can bind: the relaxation is
+  // degenerate and usually the whole solve. Where one can, the unperturbed
+  // vertex is kept, as the branch-and-bound after it depends on it.
+  bool perturb_relaxation = false;
   // After a fractional LP relaxation, an incumbent from rounding it and
   // reduced-cost fixing against it, so CBC searches only the columns that
   // could still improve (reduced_cost_fixing.h). Exact; off for comparison.
