@@ -261,7 +261,7 @@ Relaxation solve_integral_relaxation(const IlpModel& m, const SolverOptions& o, 
       // Perturbed costs where asked (no memory row can bind): the relaxation is
       // degenerate (ties everywhere), and Clp's own test left it unperturbed
       // (llama3-debugmodel 2x4: 11,054 iterations in 1.0 s, was 9,497 in
-      // 4.0 s). With a memory limit the perturbed vertex sent the search
+      // 4.0 s). Where a row can bind, the perturbed vertex sent the search
       // after it elsewhere, better or worse by chance (llama3-debugmodel 4x4
       // at a tight budget: 500 nodes without a proof, against 8 nodes).
       if (o.perturb_relaxation) Clp_setPerturbation(clp, 50);
