@@ -144,6 +144,9 @@ TEST(CbcSolver, DumpWritesMpsByDefault) {
 TEST(CbcSolver, CbcReadsBothDumpFormatsAndFindsTheSameOptimum) {
   Problem p = chain3();
   Solution s = solve(p);
+  // The ILP's objective is scaled and leaves out what presolve settled.
+  ReducedProblem r = presolve(p);
+  IlpModel m = build_ilp(r, IlpObjective::kCost);
   for (const char* extension : {".mps", ".lp"}) {
     std::string path = ::testing::TempDir() + "/planner_dump_readback" + extension;
     ASSERT_TRUE(dump_ilp(p, path).ok());
@@ -153,9 +156,6 @@ TEST(CbcSolver, CbcReadsBothDumpFormatsAndFindsTheSameOptimum) {
     ASSERT_EQ(read, 0) << "CBC could not read " << path;
     ASSERT_EQ(Cbc_solve(cbc), 0) << path;
     EXPECT_EQ(Cbc_isProvenOptimal(cbc), 1) << path;
-    // The ILP's objective is scaled and leaves out what presolve settled.
-    ReducedProblem r = presolve(p);
-    IlpModel m = build_ilp(r, IlpObjective::kCost);
     EXPECT_NEAR(Cbc_getObjValue(cbc), m.objective_scale * (s.objective - r.constant_cost), 1e-6) << path;
     EXPECT_GT(Cbc_getNumCols(cbc), 0) << path;
     Cbc_deleteModel(cbc);
