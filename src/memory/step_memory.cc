@@ -4,6 +4,7 @@
 #include <set>
 
 #include "memory/liveness.h"
+#include "memory/recompute.h"
 
 namespace autopar {
 namespace {
@@ -73,6 +74,29 @@ void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, const Liven
     }
     MemoryKind kind = g.kind == OutputKind::kGradient ? MemoryKind::kGrad : MemoryKind::kActivation;
     out.push_back({p, g.node, kind, start, last, std::move(bytes)});
+  }
+}
+
+// The storages of a recomputed root's re-run nodes are not held inside its
+// window (recompute.h): each such holding becomes its part before the window
+// and its part from the window's end.
+void split_recomputed(const Graph& graph, const std::vector<char>& recompute, std::vector<StepHolding>& out) {
+  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  std::vector<RecomputeWindow> window_of(at(graph.size()));
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!recompute[at(v)] || !candidates.is_candidate(v)) continue;
+    for (NodeId x : candidates.rerun[at(v)]) window_of[at(x)] = candidates.window[at(v)];
+  }
+  const size_t held = out.size();
+  for (size_t i = 0; i < held; ++i) {
+    const RecomputeWindow w = window_of[at(out[i].tensor)];
+    if (!w.valid() || out[i].kind != MemoryKind::kActivation || out[i].end <= w.drop_after) continue;
+    if (out[i].end >= w.restore_at) {
+      StepHolding after = out[i];
+      after.start = std::max(after.start, w.restore_at);
+      out.push_back(std::move(after));
+    }
+    out[i].end = w.drop_after;
   }
 }
 
@@ -196,7 +220,8 @@ double local_output_bytes(const Graph& graph, NodeId node, const NodeStrategies&
 std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& sg,
                                        double optimizer_bytes_per_element,
                                        const std::vector<char>* own_storage,
-                                       const std::vector<char>* reduced_in_place) {
+                                       const std::vector<char>* reduced_in_place,
+                                       const std::vector<char>* recompute) {
   std::vector<StepHolding> out;
   if (graph.size() == 0) return out;
   const Liveness live = analyze_liveness(graph, own_storage);
@@ -223,6 +248,7 @@ std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& 
     out.push_back({v, v, kind, live.start[at(v)], live.end[at(v)], std::move(bytes)});
   }
   add_reduced_copies(graph, sg, live, reduced_in_place, out);
+  if (recompute && !recompute->empty()) split_recomputed(graph, *recompute, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const StepHolding& a, const StepHolding& b) { return a.node < b.node; });
   return out;
@@ -296,7 +322,8 @@ void add_phase_buffers(const Graph& graph, const StrategyGraph& sg, std::span<co
 MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
                            std::span<const StrategyIdx> choice,
                            std::span<const StepRedistribution> redistributions,
-                           double optimizer_bytes_per_element, const std::vector<int64_t>* device) {
+                           double optimizer_bytes_per_element, const std::vector<int64_t>* device,
+                           const std::vector<char>* recompute) {
   struct CountFor {
     explicit CountFor(const std::vector<int64_t>* d) { counted_device = d; }
     ~CountFor() { counted_device = nullptr; }
@@ -329,13 +356,14 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     in_place[k] = reduced_by_copy.count({g.node, g.placeholder()}) == 0 ? 1 : 0;
   }
   std::vector<StepHolding> holdings =
-      step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy, &in_place);
+      step_holdings(graph, sg, optimizer_bytes_per_element, &viewed_copy, &in_place, recompute);
   // Live bytes per kind by difference arrays; own[v]: v's outputs, allocated at v.
   std::vector<MemoryParts> delta(n + 1), own(n);
   // Outputs allocated by the node at h.start (a claimed getitem's output is
   // allocated by its multi-output node).
   auto is_own = [&](const StepHolding& h) {
-    return h.tensor == h.node && !graph.node(h.node).is_placeholder();
+    // (A recomputed storage's second piece is allocated before the node at its start runs.)
+    return h.tensor == h.node && !graph.node(h.node).is_placeholder() && h.start <= h.node;
   };
   for (const StepHolding& h : holdings) {
     double b = h.bytes[static_cast<size_t>(choice[at(h.node)])];

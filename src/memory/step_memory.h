@@ -93,10 +93,14 @@ struct StepHolding {
 // redistribution is known, pass neither: a reduced copy then counts from the
 // position after its node, beside an unreduced storage still read later (an
 // over-count the rows allow; the plan's evaluation is exact).
+// recompute (optional, per node): candidate roots chosen for recomputation
+// (recompute.h); the storages of each one's re-run nodes are then held in two
+// pieces, before the window and from its end (so a node may have two).
 std::vector<StepHolding> step_holdings(const Graph& graph, const StrategyGraph& strategies,
                                        double optimizer_bytes_per_element,
                                        const std::vector<char>* own_storage = nullptr,
-                                       const std::vector<char>* reduced_in_place = nullptr);
+                                       const std::vector<char>* reduced_in_place = nullptr,
+                                       const std::vector<char>* recompute = nullptr);
 
 // One redistribution of a chosen plan.
 struct StepRedistribution {
@@ -148,10 +152,12 @@ struct MemoryTimeline {
 // shards (sharding/placement.h) count at their padded piece, the largest any
 // device holds, unless `device` names one device by its mesh coordinate: then
 // that device's own pieces count (what `autopar run` holds each rank to).
+// recompute: as for step_holdings (null or empty: nothing recomputed).
 MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& strategies,
                            std::span<const StrategyIdx> choice,
                            std::span<const StepRedistribution> redistributions,
                            double optimizer_bytes_per_element,
-                           const std::vector<int64_t>* device = nullptr);
+                           const std::vector<int64_t>* device = nullptr,
+                           const std::vector<char>* recompute = nullptr);
 
 }  // namespace autopar

@@ -11,6 +11,7 @@
 #include "planner/followers.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem_builder.h"
+#include "planner/recompute_choices.h"
 #include "planner/stopwatch.h"
 
 namespace autopar {
@@ -113,6 +114,25 @@ planner::MeshDimClasses mesh_dim_classes(const StrategyGraph& sg, const std::vec
   return c;
 }
 
+// Problem nodes past the graph's (recomputation windows) take the classes of
+// the node they follow; a doubled node's recomputed strategies those of its
+// kept ones.
+void extend_for_recompute(const planner::Problem& problem, const RecomputeChoices& recompute,
+                          planner::MeshDimClasses& c) {
+  const size_t graph_nodes = c.of_node.size();
+  for (size_t v = 0; v < graph_nodes; ++v) {
+    if (!recompute.doubled(static_cast<NodeId>(v))) continue;
+    std::vector<int32_t>& ids = c.of_node[v];
+    ids.insert(ids.end(), ids.begin(), ids.end());
+  }
+  c.of_node.resize(problem.nodes.size());
+  for (const planner::Follow& f : problem.follows) {
+    if (static_cast<size_t>(f.follower) >= graph_nodes) {
+      c.of_node[static_cast<size_t>(f.follower)] = c.of_node[static_cast<size_t>(f.leader)];
+    }
+  }
+}
+
 bool use_sweeps(MeshSolve method, const DeviceMesh& mesh) {
   if (mesh.ndim() < 3) return false;
   return method != MeshSolve::kWhole;
@@ -120,20 +140,35 @@ bool use_sweeps(MeshSolve method, const DeviceMesh& mesh) {
 
 // Solves the problem as options.mesh_solve says; records the method and steps.
 Expected<planner::Solution> solve(const planner::Problem& problem, const StrategyGraph& sg,
-                                  const std::vector<NodeId>& rep, const PlanOptions& options,
-                                  SolverReport& report) {
+                                  const std::vector<NodeId>& rep, const RecomputeChoices& recompute,
+                                  const PlanOptions& options, SolverReport& report) {
   if (!use_sweeps(options.mesh_solve, sg.mesh)) {
     report.method = "whole";
     return planner::solve_with_cbc(problem, options.solver);
   }
   report.method = "sweeps";
-  Expected<planner::SweepSolution> swept =
-      planner::solve_by_mesh_dim_sweeps(problem, mesh_dim_classes(sg, rep), options.solver);
+  planner::MeshDimClasses classes = mesh_dim_classes(sg, rep);
+  extend_for_recompute(problem, recompute, classes);
+  Expected<planner::SweepSolution> swept = planner::solve_by_mesh_dim_sweeps(problem, classes, options.solver);
   if (!swept) return swept.error();
   report.sweep_steps = std::move(swept->steps);
   report.sweep_bound = std::move(swept->bound);
   report.sweep_proof = swept->proof;
   return std::move(swept->solution);
+}
+
+// The graph nodes' strategies and recomputations from the problem's
+// assignment (which also covers the window nodes past the graph's).
+void decode_choice(const Graph& graph, const RecomputeChoices& recompute,
+                   const std::vector<planner::StrategyIdx>& assignment, Plan& plan) {
+  plan.choice.assign(static_cast<size_t>(graph.size()), 0);
+  plan.recompute.clear();
+  if (recompute.doubled_count() > 0) plan.recompute.assign(static_cast<size_t>(graph.size()), 0);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    auto [s, again] = recompute.decode(v, assignment[static_cast<size_t>(v)]);
+    plan.choice[static_cast<size_t>(v)] = s;
+    if (again) plan.recompute[static_cast<size_t>(v)] = 1;
+  }
 }
 
 }  // namespace
@@ -227,7 +262,18 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
   build_options.memory_budget = plan.summary.memory_budget;
   build_options.pair_activation_grads = options.pair_activation_grads;
+  build_options.recompute = options.recompute;
+  if (options.recompute != RecomputeMode::kNone && options.fold_followers) {
+    return make_error_of(ErrorKind::kUsage,
+                         "--recompute {} cannot be combined with --fold-followers: folded followers take "
+                         "their producer's strategy list, which recomputation doubles; leave one out",
+                         recompute_mode_name(options.recompute));
+  }
   BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, cache, build_options);
+  const RecomputeChoices recompute(graph, plan.strategies, rep, options.recompute);
+  plan.solver.recompute_mode = recompute_mode_name(options.recompute);
+  plan.solver.recompute_candidates = built.recompute_candidates;
+  plan.solver.recomputable = built.recomputable;
   if (options.fold_followers) {
     std::vector<planner::Follow> followers = find_followers(graph, plan.strategies, rep, *allowed);
     plan.solver.folded_followers = static_cast<int32_t>(followers.size());
@@ -258,9 +304,11 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   // not fitting.
   constexpr int kCommBufferRounds = 3;
   std::vector<StrategyIdx> previous;
+  std::vector<char> previous_recompute;
   SolverReport previous_report;
   for (int round = 0;; ++round) {
-    Expected<planner::Solution> solution = solve(built.problem, plan.strategies, rep, options, plan.solver);
+    Expected<planner::Solution> solution =
+        solve(built.problem, plan.strategies, rep, recompute, options, plan.solver);
     if (!solution) return solution.error();
     plan.solver.status = planner::status_text(solution->status, solution->stopped_by);
     plan.solver.stopped_by = solution->stopped_by;
@@ -279,6 +327,7 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
       plan.solver.time_s = time_s;
       plan.solver.comm_buffer_rounds = round;
       plan.choice = std::move(previous);
+      plan.recompute = std::move(previous_recompute);
       evaluate_plan(graph, plan);
       plan.solver.message = fmt::format(
           "the comm buffers put this plan {:.0f} bytes over the budget, and a re-solve with the "
@@ -296,11 +345,12 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
       }
       return plan;
     }
-    plan.choice.assign(solution->assignment.begin(), solution->assignment.end());
+    decode_choice(graph, recompute, solution->assignment, plan);
     evaluate_plan(graph, plan);
     double excess = plan.summary.memory.peak - plan.summary.memory_budget;
     if (excess <= 0 || round == kCommBufferRounds) return plan;
     previous = plan.choice;
+    previous_recompute = plan.recompute;
     previous_report = plan.solver;
     built.problem.memory_budget -= excess;
   }

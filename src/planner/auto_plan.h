@@ -21,6 +21,7 @@
 #include "cost/compute_cost.h"
 #include "cost/hardware.h"
 #include "ir/graph.h"
+#include "memory/recompute.h"
 #include "memory/step_memory.h"
 #include "planner/dim_sweep.h"
 #include "planner/pins.h"
@@ -59,6 +60,9 @@ struct PlanOptions {
   // Off by default: the joint graph's redistributions are priced either way.
   bool pair_activation_grads = false;
   MeshSolve mesh_solve = MeshSolve::kAuto;
+  // Which forward activations may be recomputed in the backward instead of
+  // kept (recompute_choices.h): none, chosen by the ILP (auto), or all (full).
+  RecomputeMode recompute = RecomputeMode::kNone;
   // Uneven shards allowed unless even_only (sharding/placement.h).
   ShardingOptions sharding;
   std::string dump_ilp_path;  // non-empty: write the ILP there (.lp or .mps)
@@ -104,6 +108,13 @@ struct PlanSummary {
   std::vector<CommVolume> comm;  // by collective then mesh dim
   std::vector<GenericOpUse> generic_ops;  // by input_comm_s + compute_s, largest first
   int32_t uneven_nodes = 0;  // nodes holding a result or operand in uneven pieces (placement.h)
+  // Recomputation (memory/recompute.h): the roots recomputed, and what their
+  // re-runs cost (compute, and redistributions, both also in compute_s and
+  // comm_s above).
+  int32_t recomputed = 0;
+  double recompute_compute_s = 0;
+  double recompute_comm_s = 0;
+  double peak_without_recompute = 0;  // the same choice's peak with every activation kept
 };
 
 struct PlannedRedistribution {
@@ -134,6 +145,9 @@ struct SolverReport {
   int32_t folded_followers = 0;  // nodes merged into their producer (followers.h)
   int32_t activation_grad_pairs = 0;  // gradient links paired (0 unless asked)
   int32_t memory_points = 0;    // time points given to the solver
+  std::string recompute_mode = "none";  // --recompute
+  int32_t recompute_candidates = 0;     // memory/recompute.h
+  int32_t recomputable = 0;             // candidates the ILP could choose (recompute_choices.h)
   // Solves again because the comm buffers, which the memory rows leave out,
   // pushed the solved plan over the budget (auto_plan.cc).
   int32_t comm_buffer_rounds = 0;
@@ -153,6 +167,9 @@ struct Plan {
   Optimizer optimizer = Optimizer::kAdamW;
   StrategyGraph strategies;
   std::vector<StrategyIdx> choice;  // per node
+  // Per node: 1 = a recomputation candidate dropped after the forward and
+  // re-run before the backward (memory/recompute.h). Empty: none.
+  std::vector<char> recompute;
   std::vector<PlannedRedistribution> redistributions;
   PlanSummary summary;
   SolverReport solver;

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "memory/recompute.h"
 #include "planner/auto_plan.h"
 #include "planner/problem_builder.h"
 
 namespace autopar {
 namespace {
+
+MemoryTimeline memory_of(const Graph& graph, const Plan& plan, const std::vector<int64_t>* device,
+                         const std::vector<char>& recompute);
 
 void add_redistribution(const Graph& graph, Plan& plan, NodeId producer, NodeId consumer,
                         int32_t input, int32_t output_index, const Sharding& from,
@@ -48,52 +52,58 @@ void collect_redistributions(const Graph& graph, Plan& plan) {
   }
 }
 
-// The all-reduces sync strategies run inside their ops (SyncBatchNorm), as
-// communication of the plan.
-void add_sync_volumes(const Graph& graph, Plan& plan,
-                      std::map<std::pair<Collective, MeshDim>, CommVolume>& volumes) {
-  for (NodeId v = 0; v < graph.size(); ++v) {
-    const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
-    StrategyIdx s = plan.choice[static_cast<size_t>(v)];
-    if (ns.sync_mask(s) == 0) continue;
-    std::vector<const TensorMeta*> inputs;
-    for (size_t i = 0; i < graph.node(v).inputs.size(); ++i) {
-      inputs.push_back(&input_meta(graph, v, static_cast<int>(i)));
-    }
-    std::vector<double> buffers = sync_buffer_bytes(ns, s, inputs, graph.node(v).outputs, plan.mesh);
-    for (MeshDim m = 0; m < plan.mesh.ndim(); ++m) {
-      if (!(ns.sync_mask(s) & (1u << m))) continue;
-      for (double bytes : buffers) {
-        CommVolume& vol = volumes[{Collective::kAllReduce, m}];
-        vol.collective = Collective::kAllReduce;
-        vol.mesh_dim = m;
-        ++vol.count;
-        vol.buffer_bytes += bytes;
-        vol.sent_bytes += collective_sent_bytes(Collective::kAllReduce, plan.mesh.size(m), bytes);
-        double t = collective_time(Collective::kAllReduce,
-                                   plan.mesh.dims[static_cast<size_t>(m)].group, bytes);
-        vol.time_s += t;
-        plan.summary.comm_s += t;
-      }
+using Volumes = std::map<std::pair<Collective, MeshDim>, CommVolume>;
+
+// The all-reduces a sync strategy runs inside its op (SyncBatchNorm), as
+// communication of the plan, for one run of node v.
+void add_sync_volumes(const Graph& graph, Plan& plan, NodeId v, Volumes& volumes) {
+  const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+  StrategyIdx s = plan.choice[static_cast<size_t>(v)];
+  if (ns.sync_mask(s) == 0) return;
+  std::vector<const TensorMeta*> inputs;
+  for (size_t i = 0; i < graph.node(v).inputs.size(); ++i) {
+    inputs.push_back(&input_meta(graph, v, static_cast<int>(i)));
+  }
+  std::vector<double> buffers = sync_buffer_bytes(ns, s, inputs, graph.node(v).outputs, plan.mesh);
+  for (MeshDim m = 0; m < plan.mesh.ndim(); ++m) {
+    if (!(ns.sync_mask(s) & (1u << m))) continue;
+    for (double bytes : buffers) {
+      CommVolume& vol = volumes[{Collective::kAllReduce, m}];
+      vol.collective = Collective::kAllReduce;
+      vol.mesh_dim = m;
+      ++vol.count;
+      vol.buffer_bytes += bytes;
+      vol.sent_bytes += collective_sent_bytes(Collective::kAllReduce, plan.mesh.size(m), bytes);
+      double t = collective_time(Collective::kAllReduce, plan.mesh.dims[static_cast<size_t>(m)].group, bytes);
+      vol.time_s += t;
+      plan.summary.comm_s += t;
     }
   }
 }
 
-void summarise_comm(const Graph& graph, Plan& plan) {
-  std::map<std::pair<Collective, MeshDim>, CommVolume> volumes;
+void add_redistribution_volumes(const PlannedRedistribution& r, Plan& plan, Volumes& volumes) {
+  plan.summary.comm_s += r.plan.time_s;
+  for (const RedistStep& step : r.plan.steps) {
+    CommVolume& v = volumes[{step.collective, step.mesh_dim}];
+    v.collective = step.collective;
+    v.mesh_dim = step.mesh_dim;
+    ++v.count;
+    v.buffer_bytes += step.buffer_bytes;
+    v.sent_bytes += step.sent_bytes;
+    v.time_s += step.time_s;
+  }
+}
+
+// Every sync all-reduce and operand redistribution once per run of its node
+// (runs: 2 for a recomputed node, node_runs), every pairing once.
+void summarise_comm(const Graph& graph, Plan& plan, const std::vector<int>& runs) {
+  Volumes volumes;
   plan.summary.comm_s = 0;
-  add_sync_volumes(graph, plan, volumes);
+  for (NodeId v = 0; v < graph.size(); ++v)
+    for (int run = 0; run < runs[static_cast<size_t>(v)]; ++run) add_sync_volumes(graph, plan, v, volumes);
   for (const PlannedRedistribution& r : plan.redistributions) {
-    plan.summary.comm_s += r.plan.time_s;
-    for (const RedistStep& step : r.plan.steps) {
-      CommVolume& v = volumes[{step.collective, step.mesh_dim}];
-      v.collective = step.collective;
-      v.mesh_dim = step.mesh_dim;
-      ++v.count;
-      v.buffer_bytes += step.buffer_bytes;
-      v.sent_bytes += step.sent_bytes;
-      v.time_s += step.time_s;
-    }
+    const int times = r.input >= 0 ? runs[static_cast<size_t>(r.consumer)] : 1;
+    for (int run = 0; run < times; ++run) add_redistribution_volumes(r, plan, volumes);
   }
   plan.summary.comm.clear();
   for (auto& [key, v] : volumes) plan.summary.comm.push_back(v);
@@ -132,6 +142,43 @@ void count_uneven_nodes(const Graph& graph, Plan& plan) {
   plan.summary.uneven_nodes = count;
 }
 
+// What the re-runs of recomputed roots cost (memory/recompute.h), already in
+// the totals: each re-run node's compute, its all-reduces and its operands'
+// redistributions once more.
+void summarise_recompute(const Graph& graph, Plan& plan) {
+  PlanSummary& sum = plan.summary;
+  sum.recomputed = 0;
+  sum.recompute_compute_s = sum.recompute_comm_s = 0;
+  if (plan.recompute.empty()) return;
+  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  const RedistributionIndex index(plan);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!plan.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
+    ++sum.recomputed;
+    for (NodeId x : candidates.rerun[static_cast<size_t>(v)]) {
+      const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(x)];
+      auto s = static_cast<size_t>(plan.choice[static_cast<size_t>(x)]);
+      sum.recompute_compute_s += ns.compute_s[s];
+      if (!ns.sync_s.empty()) sum.recompute_comm_s += ns.sync_s[s];
+      for (size_t i = 0; i < graph.node(x).inputs.size(); ++i)
+        if (const PlannedRedistribution* r = index.find(x, static_cast<int32_t>(i))) sum.recompute_comm_s += r->plan.time_s;
+    }
+  }
+}
+
+// How often each node runs in the step: twice for a recomputed root's re-run
+// nodes, once otherwise.
+std::vector<int> node_runs(const Graph& graph, const Plan& plan) {
+  std::vector<int> runs(static_cast<size_t>(graph.size()), 1);
+  if (plan.recompute.empty()) return runs;
+  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!plan.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
+    for (NodeId x : candidates.rerun[static_cast<size_t>(v)]) runs[static_cast<size_t>(x)] = 2;
+  }
+  return runs;
+}
+
 void summarise_memory(const Graph& graph, Plan& plan) {
   MemoryTimeline timeline = plan_memory(graph, plan);
   MemoryBreakdown& m = plan.summary.memory;
@@ -140,31 +187,47 @@ void summarise_memory(const Graph& graph, Plan& plan) {
   m.peak = timeline.peak_bytes;
   m.peak_position = timeline.peak_position;
   plan.summary.fits = m.peak <= plan.summary.memory_budget;
+  plan.summary.peak_without_recompute = m.peak;
+  if (plan.summary.recomputed > 0) {
+    static const std::vector<char> kNothingRecomputed;
+    plan.summary.peak_without_recompute = memory_of(graph, plan, nullptr, kNothingRecomputed).peak_bytes;
+  }
 }
 
 }  // namespace
 
 MemoryTimeline plan_memory(const Graph& graph, const Plan& plan, const std::vector<int64_t>* device) {
+  return memory_of(graph, plan, device, plan.recompute);
+}
+
+namespace {
+
+MemoryTimeline memory_of(const Graph& graph, const Plan& plan, const std::vector<int64_t>* device,
+                         const std::vector<char>& recompute) {
   std::vector<StepRedistribution> redistributions;
   redistributions.reserve(plan.redistributions.size());
   for (const PlannedRedistribution& r : plan.redistributions) {
     redistributions.push_back({r.producer, r.output_index, r.consumer, r.input, r.from, r.to, &r.plan});
   }
   return step_memory(graph, plan.strategies, plan.choice, redistributions,
-                     optimizer_bytes_per_element(plan.optimizer), device);
+                     optimizer_bytes_per_element(plan.optimizer), device, &recompute);
 }
+
+}  // namespace
 
 void evaluate_plan(const Graph& graph, Plan& plan) {
   plan.summary.compute_s = 0;
   plan.summary.optimizer_s = 0;
+  const std::vector<int> runs = node_runs(graph, plan);
   for (NodeId v = 0; v < graph.size(); ++v) {
     const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
     auto s = static_cast<size_t>(plan.choice[static_cast<size_t>(v)]);
-    plan.summary.compute_s += ns.compute_s[s];
+    plan.summary.compute_s += runs[static_cast<size_t>(v)] * ns.compute_s[s];
     if (!ns.update_s.empty()) plan.summary.optimizer_s += ns.update_s[s];
   }
   collect_redistributions(graph, plan);
-  summarise_comm(graph, plan);
+  summarise_comm(graph, plan, runs);
+  summarise_recompute(graph, plan);
   summarise_generic_ops(graph, plan);
   count_uneven_nodes(graph, plan);
   summarise_memory(graph, plan);

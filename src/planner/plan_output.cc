@@ -69,6 +69,7 @@ Json nodes_json(const Graph& graph, const Plan& plan) {
       }
       j["sync_dims"] = std::move(dims);
     }
+    if (!plan.recompute.empty() && plan.recompute[static_cast<size_t>(v)]) j["recompute"] = true;
     nodes.push_back(std::move(j));
   }
   return nodes;
@@ -126,6 +127,9 @@ Json summary_json(const Plan& plan) {
           {"memory_budget_bytes", s.memory_budget},
           {"fits", s.fits},
           {"uneven_nodes", s.uneven_nodes},
+          {"recompute", {{"tensors", s.recomputed}, {"compute_s", s.recompute_compute_s},
+                         {"comm_s", s.recompute_comm_s},
+                         {"peak_without_recompute_bytes", s.peak_without_recompute}}},
           {"comm", comm},
           {"generic_ops", generic}};
 }
@@ -159,6 +163,9 @@ Json solver_json(const Plan& plan, bool timings) {
             {"activation_grad_pairs", r.activation_grad_pairs},
             {"memory_points", r.memory_points},
             {"comm_buffer_rounds", r.comm_buffer_rounds},
+            {"recompute", r.recompute_mode},
+            {"recompute_candidates", r.recompute_candidates},
+            {"recomputable", r.recomputable},
             {"method", r.method}};
   if (r.method == "sweeps") {
     Json steps = Json::array();

@@ -14,6 +14,8 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0
 
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
+std::string signed_gib(double bytes) { return fmt::format("{:+.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
 // The placements chosen for parameters, grouped: "S(0)R x 97" etc.
 std::string param_placements(const Graph& graph, const Plan& plan) {
   std::map<std::string, int> counts;
@@ -95,6 +97,13 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      gib(s.memory.params), gib(s.memory.optimizer), gib(s.memory.inputs),
                      gib(s.memory.grads), gib(s.memory.activations), gib(s.memory.comm_buffers));
   out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
+  if (r.recompute_mode != "none") {
+    out += fmt::format("  recompute      {}: {} of {} candidate tensors, +{} compute, +{} communication, "
+                       "{} at the peak ({} without)\n",
+                       r.recompute_mode, s.recomputed, r.recompute_candidates, ms(s.recompute_compute_s),
+                       ms(s.recompute_comm_s), signed_gib(s.memory.peak - s.peak_without_recompute),
+                       gib(s.peak_without_recompute));
+  }
   if (s.uneven_nodes > 0) {
     out += fmt::format("  uneven shards  {} nodes split a dim the mesh does not divide (torch.chunk pieces, "
                        "costed padded; --even-only forbids them)\n", s.uneven_nodes);

@@ -7,6 +7,8 @@
 #include <memory>
 #include <tuple>
 
+#include <fmt/format.h>
+
 namespace autopar {
 namespace {
 
@@ -118,8 +120,9 @@ void count_unreduced_ilp(const Graph& graph, const StrategyGraph& sg, bool pair_
   built.unreduced_constraints += memory_points;
 }
 
-void emit_edges(std::map<EdgeKey, PendingEdge>& pending, Problem& problem) {
+void emit_edges(std::map<EdgeKey, PendingEdge>& pending, const RecomputeChoices& recompute, Problem& problem) {
   for (auto& [key, edge] : pending) {
+    edge.costs = recompute.expand_edge(key.src, key.dst, key.input, std::move(edge.costs));
     if (edge.count > 1) {
       for (double& c : edge.costs) c *= edge.count;
     }
@@ -232,7 +235,7 @@ std::vector<int32_t> view_read_ends(const Graph& graph) {
 // over-count it when the copy lets it die sooner). Matrices are computed
 // once per representative pair.
 void add_view_copies(const Graph& graph, const StrategyGraph& sg, const std::vector<NodeId>& rep,
-                     Problem& problem, std::vector<Interval>& intervals) {
+                     const RecomputeChoices& recompute, Problem& problem, std::vector<Interval>& intervals) {
   std::vector<int32_t> end = view_read_ends(graph);
   std::map<std::pair<NodeId, NodeId>, std::shared_ptr<const std::vector<double>>> matrices;
   for (NodeId v = 0; v < graph.size(); ++v) {
@@ -251,7 +254,7 @@ void add_view_copies(const Graph& graph, const StrategyGraph& sg, const std::vec
         for (StrategyIdx j = 0; j < to.size(); ++j)
           if (from.output(i, out) != to.input(j, 0))
             (*bytes)[static_cast<size_t>(i * to.size() + j)] = copy[static_cast<size_t>(j)];
-      it->second = std::move(bytes);
+      it->second = recompute.expand_pair(ru, rv, std::move(bytes));
     }
     const std::vector<double>& bytes = *it->second;
     double hi = *std::max_element(bytes.begin(), bytes.end());
@@ -260,6 +263,33 @@ void add_view_copies(const Graph& graph, const StrategyGraph& sg, const std::vec
                          kNoNode, static_cast<planner::PairIdx>(problem.pairs.size())});
     problem.pairs.push_back({u, v, it->second});
   }
+}
+
+// A doubled node's holding over [start, end] becomes its own part up to
+// drop_after, a follower holding the window (0 bytes for the recomputed
+// strategies) and a follower holding the rest (recompute_choices.h).
+void add_recompute_window(Problem& problem, const RecomputeWindow& window, Interval& own,
+                          std::vector<Interval>& intervals) {
+  const NodeId v = own.node;
+  const std::vector<double>& bytes = problem.nodes[static_cast<size_t>(v)].bytes;
+  const size_t n = bytes.size() / 2;
+  auto follower = [&](std::string_view part, std::vector<double> held) {
+    auto f = static_cast<NodeId>(problem.nodes.size());
+    problem.add_node(fmt::format("{}#{}", problem.nodes[static_cast<size_t>(v)].name, part),
+                     std::vector<double>(bytes.size(), 0.0));
+    problem.nodes.back().bytes = std::move(held);
+    problem.add_equal(v, f);
+    return f;
+  };
+  std::vector<double> in_window = bytes;
+  std::fill(in_window.begin() + static_cast<std::ptrdiff_t>(n), in_window.end(), 0.0);
+  NodeId w = follower("recompute-window", std::move(in_window));
+  intervals.push_back({window.drop_after + 1, window.restore_at - 1, 0.0, own.hi, w, -1});
+  if (own.end >= window.restore_at) {
+    NodeId after = follower("restored", bytes);
+    intervals.push_back({window.restore_at, own.end, own.lo, own.hi, after, -1});
+  }
+  own.end = window.drop_after;
 }
 
 }  // namespace
@@ -276,9 +306,6 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     std::vector<double> costs(static_cast<size_t>(ns.size()));
     for (StrategyIdx s = 0; s < ns.size(); ++s) costs[static_cast<size_t>(s)] = ns.cost(s);
     problem.add_node(graph.node(v).name, std::move(costs));
-    if (!allowed[static_cast<size_t>(v)].empty()) {
-      problem.pins.push_back({v, allowed[static_cast<size_t>(v)]});
-    }
   }
   // Memory (step_memory.h): what is held all step is static; every other
   // holding is one interval per node, listed at the time points.
@@ -296,6 +323,14 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     min_bytes[static_cast<size_t>(h.node)] = *std::min_element(h.bytes.begin(), h.bytes.end());
     max_bytes[static_cast<size_t>(h.node)] = *std::max_element(h.bytes.begin(), h.bytes.end());
   }
+  const RecomputeChoices recompute(graph, sg, rep, options.recompute);
+  built.recompute_candidates = recompute.candidates().count;
+  built.recomputable = recompute.doubled_count();
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    std::vector<StrategyIdx> pins = allowed[static_cast<size_t>(v)];
+    if (recompute.doubled(v)) recompute.double_node(v, problem.nodes[static_cast<size_t>(v)], pins);
+    if (!pins.empty()) problem.pins.push_back({v, std::move(pins)});
+  }
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (rep_of(rep, v) != v) problem.add_equal(rep_of(rep, v), v);
   }
@@ -306,15 +341,20 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     add_activation_grad_pairings(graph, sg, rep, pending, built.unreduced_edges);
     built.activation_grad_pairs = static_cast<int32_t>(graph.gradient_links().size());
   }
-  emit_edges(pending, problem);
+  emit_edges(pending, recompute, problem);
   int32_t memory_points = 0;
   if (problem.memory_budget < planner::kNoBudget) {
     std::vector<Interval> intervals;
-    for (const StepHolding& h : held)
-      if (!h.all_step(graph.size() - 1))
-        intervals.push_back({h.start, h.end, min_bytes[static_cast<size_t>(h.node)],
-                             max_bytes[static_cast<size_t>(h.node)], h.node, -1});
-    add_view_copies(graph, sg, rep, problem, intervals);
+    for (const StepHolding& h : held) {
+      if (h.all_step(graph.size() - 1)) continue;
+      Interval interval{h.start, h.end, min_bytes[static_cast<size_t>(h.node)],
+                        max_bytes[static_cast<size_t>(h.node)], h.node, -1};
+      if (recompute.doubled(h.node) && h.tensor == h.node && h.kind == MemoryKind::kActivation) {
+        add_recompute_window(problem, recompute.window(h.node), interval, intervals);
+      }
+      intervals.push_back(interval);
+    }
+    add_view_copies(graph, sg, rep, recompute, problem, intervals);
     memory_points = add_time_points(intervals, graph.size(), problem);
   }
   count_unreduced_ilp(graph, sg, options.pair_activation_grads, memory_points, built);

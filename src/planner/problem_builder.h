@@ -20,6 +20,7 @@
 #include "memory/step_memory.h"
 #include "planner/layer_repeats.h"
 #include "planner/problem.h"
+#include "planner/recompute_choices.h"
 #include "sharding/redistribute.h"
 #include "sharding/strategy.h"
 
@@ -31,6 +32,8 @@ struct ProblemBuildOptions {
   // Each gradient link (Graph::gradient_links) becomes a hard edge: the
   // gradient takes a placement that pairs_as_gradient with its value's.
   bool pair_activation_grads = false;
+  // Recomputation candidates get doubled strategy lists (recompute_choices.h).
+  RecomputeMode recompute = RecomputeMode::kNone;
 };
 
 struct BuiltProblem {
@@ -42,6 +45,8 @@ struct BuiltProblem {
   // per node, per strategy at each edge end, and per candidate peak point.
   int64_t unreduced_variables = 0;
   int64_t unreduced_constraints = 0;
+  int32_t recompute_candidates = 0;  // recompute.h's candidates in the graph
+  int32_t recomputable = 0;          // of those, nodes whose strategies are doubled
 };
 
 // representative: from find_layer_repeats (identity when not sharing).

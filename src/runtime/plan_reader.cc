@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "memory/recompute.h"
 #include "planner/plan_output.h"
 
 namespace autopar {
@@ -214,6 +215,7 @@ Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const
   plan.strategies = std::move(*sg);
   add_update_times(graph, plan.strategies, hw, plan.optimizer);
   plan.choice.assign(static_cast<size_t>(graph.size()), -1);
+  std::vector<NodeId> recompute;
   for (const Json& n : **nodes) {
     if (!n.is_object()) return make_error("the plan's nodes must be objects, got {}", preview(n));
     Expected<std::string> name_field = text_field(n, "name", "", "node ");
@@ -225,6 +227,33 @@ Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const
     Expected<StrategyIdx> s = match_strategy(n, graph.node(*v), plan.strategies.nodes[static_cast<size_t>(*v)]);
     if (!s) return s.error();
     plan.choice[static_cast<size_t>(*v)] = *s;
+    if (n.contains("recompute")) {
+      if (!n["recompute"].is_boolean()) {
+        return make_error("the plan's node {} \"recompute\" must be true or false, got {}", name,
+                          preview(n["recompute"]));
+      }
+      if (n["recompute"].get<bool>()) recompute.push_back(*v);
+    }
+  }
+  if (!recompute.empty()) {
+    const RecomputeCandidates candidates = find_recompute_candidates(graph);
+    plan.recompute.assign(static_cast<size_t>(graph.size()), 0);
+    for (NodeId v : recompute) {
+      if (!candidates.is_candidate(v)) {
+        return make_error("the plan recomputes node {}, which cannot be recomputed in this graph (not an "
+                          "activation the forward makes and the backward reads, or a re-run would read a "
+                          "value already freed): re-plan with --recompute auto",
+                          graph.node(v).name);
+      }
+      plan.recompute[static_cast<size_t>(v)] = 1;
+    }
+    for (auto [u, v] : candidates.exclusive) {
+      if (plan.recompute[static_cast<size_t>(u)] && plan.recompute[static_cast<size_t>(v)]) {
+        return make_error("the plan recomputes both {} and {}, but {} reads {} after it is dropped: re-plan "
+                          "with --recompute auto",
+                          graph.node(u).name, graph.node(v).name, graph.node(v).name, graph.node(u).name);
+      }
+    }
   }
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (plan.choice[static_cast<size_t>(v)] < 0) {

@@ -1,5 +1,6 @@
 #include "runtime/spmd_executor.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <limits>
@@ -7,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "memory/recompute.h"
 #include "runtime/counter_rng.h"
 #include "runtime/kernels.h"
 #include "sharding/strategy.h"
@@ -64,6 +66,49 @@ SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh&
   }
   values_.resize(static_cast<size_t>(graph.size()));
   reduced_.resize(graph.outputs().size());
+  plan_recomputation();
+}
+
+// Recomputation (memory/recompute.h): each recomputed root's re-run nodes are
+// dropped after its window opens and run again before the node that closes it.
+void SpmdExecutor::plan_recomputation() {
+  drop_after_.assign(static_cast<size_t>(graph_.size()), {});
+  rerun_before_.assign(static_cast<size_t>(graph_.size()), {});
+  if (plan_.recompute.empty()) return;
+  const RecomputeCandidates candidates = find_recompute_candidates(graph_);
+  for (NodeId v = 0; v < graph_.size(); ++v) {
+    if (!plan_.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
+    const RecomputeWindow& w = candidates.window[static_cast<size_t>(v)];
+    const std::vector<NodeId>& rerun = candidates.rerun[static_cast<size_t>(v)];
+    auto& dropped = drop_after_[static_cast<size_t>(w.drop_after)];
+    dropped.insert(dropped.end(), rerun.begin(), rerun.end());
+    auto& restored = rerun_before_[static_cast<size_t>(w.restore_at)];
+    restored.insert(restored.end(), rerun.begin(), rerun.end());
+  }
+  for (auto& list : rerun_before_) std::sort(list.begin(), list.end());  // producers first
+}
+
+// A re-run: the node's operands redistributed and its kernel run again, as in
+// the forward, without the observer (node_check.h sees each node once).
+Status SpmdExecutor::rerun_node(NodeId v) {
+  const Node& node = graph_.node(v);
+  std::vector<at::Tensor> held;
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    NodeId u = node.inputs[static_cast<size_t>(i)];
+    const std::vector<at::Tensor>& value = values_[static_cast<size_t>(u)];
+    if (value.empty()) {
+      return make_error_of(ErrorKind::kInternal, "recomputing {}: its input {} is no longer held", node.name,
+                           graph_.node(u).name);
+    }
+    held.push_back(value[static_cast<size_t>(producer_output_index(graph_, v, i))]);
+  }
+  auto observer = std::move(context_.on_redistributed_input);
+  context_.on_redistributed_input = nullptr;
+  Expected<std::vector<at::Tensor>> outputs = run_planned_node(v, held, context_);
+  context_.on_redistributed_input = std::move(observer);
+  if (!outputs) return make_error_like(outputs.error(), "recomputing {}: {}", node.name, outputs.error().message);
+  values_[static_cast<size_t>(v)] = std::move(*outputs);
+  return ok_status();
 }
 
 const Sharding& SpmdExecutor::output_sharding(NodeId v, int o) const {
@@ -168,7 +213,14 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;
     node_peak_ = static_cast<double>(storages_.bytes());
-    Status s = run_node(v, faults);
+    Status s = ok_status();
+    for (NodeId x : rerun_before_[static_cast<size_t>(v)])
+      if (s) s = rerun_node(x);
+    for (NodeId x : rerun_before_[static_cast<size_t>(v)])  // re-run only for the views made of it
+      if (last_use_[static_cast<size_t>(x)] < v) release(x);
+    if (s) s = run_node(v, faults);
+    for (NodeId x : drop_after_[static_cast<size_t>(v)])
+      if (!values_[static_cast<size_t>(x)].empty()) release(x);
     node_peaks_[static_cast<size_t>(v)] = node_peak_;
     if (s && first && v == loss) s = enter_phase(JobPhase::kTraining);
     if (!s) {

@@ -11,8 +11,11 @@
 // buffer update is brought into its buffer's sharding the same way and
 // replaces the buffer at the end of the step. What a rank holds, and when, is
 // exactly memory/step_memory.h's model; the tracer's measured peak counts it
-// (live_storages.h). Every rank must call the same methods in the same order:
-// collectives are matched across ranks by order.
+// (live_storages.h). A plan's recomputed activations (memory/recompute.h) are
+// dropped after their last forward read and run again, with the views made
+// of them, right before their first backward read. Every rank must call the
+// same methods in the same order: collectives are matched across ranks by
+// order.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +88,8 @@ class SpmdExecutor {
 
  private:
   Status run_node(NodeId v, const FaultInjection& faults);
+  void plan_recomputation();
+  Status rerun_node(NodeId v);
   void release(NodeId v);
   // Counts values as held (their storages) or no longer held, in storages_
   // and the tracer.
@@ -115,6 +120,9 @@ class SpmdExecutor {
   int64_t steps_run_ = 0;
   NodeObserver observer_;
   std::vector<double> node_peaks_;
+  // Recomputation: per position, the re-run nodes dropped after it runs and
+  // those run again (in graph order) before it runs.
+  std::vector<std::vector<NodeId>> drop_after_, rerun_before_;
   double node_peak_ = 0;  // the running node's, updated by track()
 };
 

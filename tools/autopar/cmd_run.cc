@@ -158,11 +158,14 @@ int run_run(RunCommandOptions& o) {
     std::optional<Optimizer> kind = parse_optimizer(o.plan.optimizer);
     if (!kind) return refuse(fmt::format("unknown optimizer {} (sgd, adamw)", o.plan.optimizer));
     if (rank == 0) {
-      fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}{}\n",
+      fmt::print("run: {} on mesh {} ({} ranks), plan {}, {} steps, {} lr {:g}, seed {}{}{}\n",
                  graph->name, mesh_shape_string(plan->mesh), world.size(), plan->label, o.steps,
                  optimizer_name(*kind), o.lr, o.seed,
                  plan->summary.uneven_nodes > 0
                      ? fmt::format(", {} nodes on uneven shards", plan->summary.uneven_nodes)
+                     : "",
+                 plan->summary.recomputed > 0
+                     ? fmt::format(", {} activations recomputed", plan->summary.recomputed)
                      : "");
       std::fflush(stdout);
     }

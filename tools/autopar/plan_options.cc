@@ -173,6 +173,14 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                  "the whole ILP is too big); auto: whole up to 2 mesh dims, sweeps beyond")
       ->check(CLI::IsMember({"auto", "whole", "sweeps"}))
       ->capture_default_str();
+  app.add_option("--recompute", o.recompute,
+                 "Activation recomputation (checkpointing). none: keep every activation the "
+                 "backward reads; auto: the ILP decides per tensor, together with the sharding, "
+                 "which to drop after the forward and re-run before the backward (compute and "
+                 "redistributions paid again, memory freed in between); full: recompute every "
+                 "tensor that can be (docs/recompute.md)")
+      ->check(CLI::IsMember({"none", "auto", "full"}))
+      ->capture_default_str();
 }
 
 Expected<PlannedGraph> load_and_plan(GraphOptions graph_options, const PlanCliOptions& cli) {
@@ -236,6 +244,7 @@ Expected<PlanOptions> to_plan_options(const PlanCliOptions& cli, const Graph& gr
   options.fold_followers = cli.fold_followers;
   options.pair_activation_grads = cli.pair_activation_grads;
   options.mesh_solve = *parse_mesh_solve(cli.mesh_solve);
+  parse_recompute_mode(cli.recompute, options.recompute);
   return options;
 }
 

@@ -43,6 +43,7 @@ struct PlanCliOptions {
   bool fold_followers = false;
   bool pair_activation_grads = false;
   std::string mesh_solve = "auto";
+  std::string recompute = "none";
 };
 
 void add_plan_options(CLI::App& app, PlanCliOptions& options, bool with_baseline = true);

@@ -1,0 +1,66 @@
+// Recomputation (activation checkpointing): which forward activations may be
+// dropped after the forward and computed again before the backward reads them.
+//
+// Positions are execution positions (node ids). The loss node L splits the
+// step: nodes before it are the forward. A storage root v (liveness.h) that a
+// forward node allocates may be recomputed when its storage is read both in
+// the forward and after L. Its window: the storage is dropped after the last
+// forward read of it (or of any view of it), `drop_after`, and v is run again
+// right before the first read after L, `restore_at`, together with the views
+// of v that the forward made and later nodes still read (`rerun`, in graph
+// order, v first). Over the positions strictly between the two, v's storage
+// is not held.
+//
+// One level only: every value a re-run reads (other than the re-run nodes
+// themselves) must be a placeholder or be read at or after restore_at in the
+// step without recomputation (a value is let go after its last reader), so a
+// recomputation never extends another value's life.
+// When such a value is itself a candidate restored later than v, the two
+// cannot both be recomputed: if v reads it directly, the pair is listed in
+// `exclusive` (the planner forbids choosing both); if v reads it through a
+// view, v is not a candidate. Graph outputs, multi-output nodes and their
+// getitems are never candidates.
+//
+// With recomputation chosen, the step holds v's storage (and the storage of a
+// re-run view of a redistributed copy) over [start, drop_after] and
+// [restore_at, end] (step_memory.h), and the re-runs cost their compute and
+// their operands' redistributions once more.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace autopar {
+
+// What the planner may do about recomputation (autopar plan --recompute).
+enum class RecomputeMode : uint8_t { kNone, kAuto, kFull };
+std::string_view recompute_mode_name(RecomputeMode mode);  // "none", "auto", "full"
+bool parse_recompute_mode(std::string_view name, RecomputeMode& mode);
+
+struct RecomputeWindow {
+  int32_t drop_after = -1;  // last position the storage is held before it is dropped
+  int32_t restore_at = -1;  // position whose node first reads the re-run value
+  bool valid() const { return restore_at >= 0; }
+};
+
+struct RecomputeCandidates {
+  std::vector<RecomputeWindow> window;      // per node; invalid unless a candidate root
+  std::vector<std::vector<NodeId>> rerun;   // per candidate root: it, then its re-run views
+  // Operand edges (producer, consumer) between two candidates that cannot
+  // both be recomputed (see above).
+  std::vector<std::pair<NodeId, NodeId>> exclusive;
+  int32_t count = 0;
+
+  bool is_candidate(NodeId v) const { return window[static_cast<size_t>(v)].valid(); }
+};
+
+RecomputeCandidates find_recompute_candidates(const Graph& graph);
+
+// The position of the loss node, or -1 when the graph has no loss output.
+NodeId loss_position(const Graph& graph);
+
+}  // namespace autopar
