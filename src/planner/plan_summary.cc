@@ -14,8 +14,6 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0
 
 std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
-std::string signed_gib(double bytes) { return fmt::format("{:+.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
-
 // The placements chosen for parameters, grouped: "S(0)R x 97" etc.
 std::string param_placements(const Graph& graph, const Plan& plan) {
   std::map<std::string, int> counts;
@@ -99,10 +97,10 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
   out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
   if (r.recompute_mode != "none") {
     out += fmt::format("  recompute      {}: {} of {} candidate tensors, +{} compute, +{} communication, "
-                       "{} at the peak ({} without)\n",
+                       "peak {} ({} with every activation kept)\n",
                        r.recompute_mode, s.recomputed, r.recompute_candidates, ms(s.recompute_compute_s),
-                       ms(s.recompute_comm_s), signed_gib(s.memory.peak - s.peak_without_recompute),
-                       gib(s.peak_without_recompute));
+                       ms(s.recompute_comm_s), planner::format_bytes(s.memory.peak),
+                       planner::format_bytes(s.peak_without_recompute));
   }
   if (s.uneven_nodes > 0) {
     out += fmt::format("  uneven shards  {} nodes split a dim the mesh does not divide (torch.chunk pieces, "
@@ -152,18 +150,19 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
 }
 
 std::string compare_table(const std::vector<const Plan*>& plans) {
-  std::string out = fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  {}\n", "plan", "step time",
-                                "compute", "comm", "peak memory", "fits");
+  std::string out = fmt::format("{:<20} {:>14} {:>14} {:>14} {:>14} {:>11}  {}\n", "plan", "step time",
+                                "compute", "comm", "peak memory", "recomputed", "fits");
   for (const Plan* p : plans) {
     if (p->choice.empty()) {
-      out += fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  no (needs >= {})\n", p->label, "-",
-                         "-", "-", "-",
-                         p->shortfall ? gib(p->shortfall->lower_bound_bytes) : std::string("?"));
+      out += fmt::format("{:<20} {:>14} {:>14} {:>14} {:>14} {:>11}  no (needs >= {})\n", p->label, "-",
+                         "-", "-", "-", "-",
+                         p->shortfall ? planner::format_bytes(p->shortfall->lower_bound_bytes) : std::string("?"));
       continue;
     }
     const PlanSummary& s = p->summary;
-    out += fmt::format("{:<12} {:>14} {:>14} {:>14} {:>14}  {}\n", p->label, ms(s.step_time_s),
-                       ms(s.compute_s), ms(s.comm_s), gib(s.memory.peak), s.fits ? "yes" : "no");
+    out += fmt::format("{:<20} {:>14} {:>14} {:>14} {:>14} {:>11}  {}\n", p->label, ms(s.step_time_s),
+                       ms(s.compute_s), ms(s.comm_s), planner::format_bytes(s.memory.peak), s.recomputed,
+                       s.fits ? "yes" : "no");
   }
   return out;
 }

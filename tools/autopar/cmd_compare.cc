@@ -23,6 +23,7 @@ struct CompareOptions {
   GraphOptions graph;
   PlanCliOptions plan;
   std::vector<std::string> baselines;  // empty: all that apply to the mesh
+  std::string baseline_recompute;      // none, full, both; empty: by --recompute
   std::string out;
   std::string pipeline;  // "": SPMD only; N or auto: pipeline layouts too
 };
@@ -111,23 +112,36 @@ int run_compare(CompareOptions& options) {
   if (names.empty()) names = baseline_names();
   std::vector<Plan> plans;
   std::string notes;
+  // Each baseline keeps every activation and, with --baseline-recompute
+  // full or both, also recomputes every one it can (torchtitan's full AC).
+  std::string variants = options.baseline_recompute;
+  if (variants.empty()) variants = options.plan.recompute == "none" ? "none" : "both";
+  std::vector<std::string> modes;
+  if (variants != "full") modes.push_back("none");
+  if (variants != "none") modes.push_back("full");
   for (const std::string& name : names) {
-    PlanCliOptions cli = options.plan;
-    cli.baseline = name;
-    Expected<PlanOptions> po = to_plan_options(cli, *graph);
-    if (!po) {
-      notes += fmt::format("{}: not applicable: {}\n", name, po.error().message);
-      continue;
+    for (const std::string& mode : modes) {
+      PlanCliOptions cli = options.plan;
+      cli.baseline = name;
+      cli.recompute = mode;
+      std::string label = mode == "full" ? name + "+full-ac" : name;
+      Expected<PlanOptions> po = to_plan_options(cli, *graph);
+      if (!po) {
+        notes += fmt::format("{}: not applicable: {}\n", label, po.error().message);
+        continue;
+      }
+      po->label = label;
+      Expected<Plan> plan = make_plan(*graph, *po);
+      if (!plan) {
+        notes += fmt::format("{}: not applicable: {}\n", label, plan.error().message);
+        continue;
+      }
+      plans.push_back(std::move(*plan));
     }
-    Expected<Plan> plan = make_plan(*graph, *po);
-    if (!plan) {
-      notes += fmt::format("{}: not applicable: {}\n", name, plan.error().message);
-      continue;
-    }
-    plans.push_back(std::move(*plan));
   }
   Expected<PlanOptions> po = to_plan_options(options.plan, *graph);
   if (!po) return report_error(po.error());
+  if (options.plan.recompute != "none") po->label += "+" + options.plan.recompute + "-ac";
   Expected<Plan> solved = make_plan(*graph, *po);
   if (!solved) return report_error(solved.error());
   plans.push_back(std::move(*solved));
@@ -152,6 +166,11 @@ Command add_compare_command(CLI::App& parent) {
   app->add_option("--baselines", options->baselines,
                   "Baselines to compare (default: all): " + baseline_names_text())
       ->delimiter(',');
+  app->add_option("--baseline-recompute", options->baseline_recompute,
+                  "Cost each baseline keeping every activation (none), recomputing every one it can (full, "
+                  "torchtitan's full activation checkpointing; the row is named e.g. fsdp+full-ac), or both "
+                  "(default: both when --recompute is auto or full, else none)")
+      ->check(CLI::IsMember({"none", "full", "both"}));
   app->add_option("--out", options->out, "Write to this file instead of stdout")->type_name("FILE");
   app->add_option("--pipeline", options->pipeline,
                   "Also pipeline layouts along mesh dim 0: torchtitan's ppP-fsdpF-tpT with 1F1B and interleaved "
