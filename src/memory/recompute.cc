@@ -28,22 +28,23 @@ Reads storage_reads(const Graph& graph, const Liveness& live, NodeId loss) {
   return r;
 }
 
-// v, then the forward views of v's storage that some node at or after
-// restore_at reads, with the views they are made from.
-std::vector<NodeId> rerun_list(const Graph& graph, const Liveness& live, NodeId v, NodeId loss,
+// v, then the forward views of v's storage (aliases: those views, in graph
+// order) that some node at or after restore_at reads, with the views they are
+// made from.
+std::vector<NodeId> rerun_list(const Graph& graph, NodeId v, const std::vector<NodeId>& aliases,
                                int32_t restore_at, const std::vector<int32_t>& last_reader) {
-  std::vector<char> needed(at(loss), 0);
-  for (NodeId a = loss - 1; a > v; --a) {
-    if (live.storage_root[at(a)] != v) continue;
-    if (last_reader[at(a)] >= restore_at) needed[at(a)] = 1;
-    if (needed[at(a)]) {
-      NodeId from = graph.node(a).inputs[0];
-      if (from > v) needed[at(from)] = 1;
-    }
+  std::vector<char> needed(aliases.size(), 0);
+  for (size_t i = aliases.size(); i-- > 0;) {
+    NodeId a = aliases[i];
+    if (last_reader[at(a)] >= restore_at) needed[i] = 1;
+    if (!needed[i]) continue;
+    NodeId from = graph.node(a).inputs[0];
+    for (size_t j = 0; j < i; ++j)
+      if (aliases[j] == from) needed[j] = 1;
   }
   std::vector<NodeId> out{v};
-  for (NodeId a = v + 1; a < loss; ++a)
-    if (needed[at(a)]) out.push_back(a);
+  for (size_t i = 0; i < aliases.size(); ++i)
+    if (needed[i]) out.push_back(aliases[i]);
   return out;
 }
 
@@ -86,6 +87,11 @@ RecomputeCandidates find_recompute_candidates(const Graph& graph) {
   std::vector<char> is_output_storage(at(graph.size()), 0);
   for (const GraphOutput& g : graph.outputs()) is_output_storage[at(live.storage_root[at(g.node)])] = 1;
 
+  std::vector<std::vector<NodeId>> aliases(at(loss));  // per root: its forward views
+  for (NodeId a = 0; a < loss; ++a) {
+    NodeId root = live.storage_root[at(a)];
+    if (root != a) aliases[at(root)].push_back(a);
+  }
   // First pass: roots with a window whose re-runs read only what is still held.
   for (NodeId v = 0; v < loss; ++v) {
     const Node& node = graph.node(v);
@@ -96,7 +102,7 @@ RecomputeCandidates find_recompute_candidates(const Graph& graph) {
     const int32_t drop_after = std::max(reads.last_forward[at(v)], v);
     const int32_t restore_at = reads.first_backward[at(v)];
     if (restore_at < 0 || restore_at <= drop_after + 1) continue;
-    std::vector<NodeId> rerun = rerun_list(graph, live, v, loss, restore_at, last_reader);
+    std::vector<NodeId> rerun = rerun_list(graph, v, aliases[at(v)], restore_at, last_reader);
     bool inputs_held = true;
     for (NodeId x : rerun) {
       for (NodeId u : graph.node(x).inputs) {

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "memory/recompute.h"
+#include "memory/step_memory.h"
 #include "planner/memory_bound.h"
 #include "planner/problem_builder.h"
 #include "sharding/redistribute.h"
@@ -112,6 +114,27 @@ Expected<NodeId> find_node(const Graph& graph, std::string_view name) {
                                   : fmt::format("; nodes containing it: {}", close));
 }
 
+// What the plan does about recomputing v, and what a recomputation is worth.
+std::string recompute_line(const Graph& graph, const Plan& plan, NodeId v) {
+  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  if (!candidates.is_candidate(v)) {
+    return "recompute: not a candidate (not a forward activation read again after the loss, or a re-run "
+           "would read a value already let go)";
+  }
+  const RecomputeWindow& w = candidates.window[static_cast<size_t>(v)];
+  const bool recomputed = !plan.recompute.empty() && plan.recompute[static_cast<size_t>(v)];
+  const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
+  const StrategyIdx s = plan.choice[static_cast<size_t>(v)];
+  return fmt::format(
+      "recompute: {}; a candidate whose {:.3f} MiB per device {} held from after {} to before {} ({} positions), "
+      "re-run with {} view(s) for {:.3f} ms of compute{}",
+      recomputed ? "RECOMPUTED" : "kept",
+      local_output_bytes(graph, v, ns, s, plan.mesh) / (1024.0 * 1024.0), recomputed ? "is not" : "could stop being",
+      graph.node(w.drop_after).name, graph.node(w.restore_at).name, w.restore_at - w.drop_after - 1,
+      candidates.rerun[static_cast<size_t>(v)].size() - 1, ns.compute_s[static_cast<size_t>(s)] * 1e3,
+      recomputed || plan.solver.recompute_mode != "none" ? "" : " (plan with --recompute auto to let the ILP choose)");
+}
+
 }  // namespace
 
 Expected<NodeExplanation> explain_node(const Graph& graph, const Plan& plan, const PlanOptions& options,
@@ -131,6 +154,7 @@ Expected<NodeExplanation> explain_node(const Graph& graph, const Plan& plan, con
   e.op = std::string(node_op_name(node));
   e.plan_step_time_s = plan.summary.step_time_s;
   e.plan_peak_bytes = plan.summary.memory.peak;
+  e.recompute = recompute_line(graph, plan, e.node);
   for (StrategyIdx s = 0; s < ns.size(); ++s) {
     StrategyCost c;
     c.strategy = s;

@@ -55,6 +55,9 @@ struct NodeExplanation {
   double margin_s = 0;
   double plan_step_time_s = 0;
   double plan_peak_bytes = 0;
+  // Recomputation (memory/recompute.h): whether the node's value may be
+  // recomputed, and whether the plan does; one line for the text.
+  std::string recompute;
 };
 
 struct ExplainOptions {

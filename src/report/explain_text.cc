@@ -32,6 +32,7 @@ std::string format_mib_delta(double bytes) { return fmt::format("{:+.3f} MiB", b
 std::string explanation_to_text(const NodeExplanation& e) {
   std::string out = fmt::format("node {} ({}): {} strategies; plan step {} ms, peak {}\n", e.name, e.op,
                                 e.strategies.size(), ms(e.plan_step_time_s), format_mib(e.plan_peak_bytes));
+  if (!e.recompute.empty()) out += e.recompute + "\n";
   out += "local cost = compute + incoming redistributions (operands from their producers' chosen\n"
          "outputs) + outgoing (this output into its consumers' chosen inputs), times in ms\n";
   out += fmt::format("  {:<4} {:<40} {:>10} {:>10} {:>10} {:>10} {:>12}  {}\n", "#", "strategy (in->out)",

@@ -29,6 +29,12 @@ std::string header(const Graph& graph, const Plan& plan, const MemoryTimeline& t
   out += card("peak memory per device", format_bytes(timeline.peak_bytes), !fits);
   out += card("budget", format_bytes(s.memory_budget));
   out += card("nodes", std::to_string(graph.size()));
+  if (s.recomputed > 0) {
+    out += card(fmt::format("recomputed: +{} compute, +{} communication, peak {} with every activation kept",
+                            format_seconds(s.recompute_compute_s), format_seconds(s.recompute_comm_s),
+                            format_bytes(s.peak_without_recompute)),
+                fmt::format("{} activations", s.recomputed));
+  }
   return out + "</div></header>\n";
 }
 

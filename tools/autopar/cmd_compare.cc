@@ -105,6 +105,11 @@ int run_compare(CompareOptions& options) {
       return report_usage_error(fmt::format("--pipeline {}: give a degree of 2 or more, or auto", options.pipeline));
     }
   }
+  if (!options.pipeline.empty() && options.plan.recompute != "none") {
+    return report_usage_error(fmt::format("--recompute {} does not work with --pipeline yet: stages are planned and "
+                                          "run keeping every activation",
+                                          options.plan.recompute));
+  }
   if (options.graph.model.empty() && options.graph.graph_file.empty()) options.graph.model = "llama3-8b";
   Expected<Graph> graph = load_graph(options.graph);
   if (!graph) return report_error(graph.error());

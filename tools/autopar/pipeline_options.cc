@@ -61,6 +61,12 @@ Status resolve_pipeline_options(PlanCliOptions& plan, PipelineCliOptions& pipeli
       plan.baseline = (*layout)->stage_baseline;
     }
   }
+  if (!pipeline.pipeline.empty() && plan.recompute != "none") {
+    return make_error_of(ErrorKind::kUsage,
+                         "--recompute {} does not work with --pipeline yet: stages are planned and run keeping every "
+                         "activation (leave out --recompute, or plan without --pipeline)",
+                         plan.recompute);
+  }
   if (pipeline.pipeline.empty() &&
       (!pipeline.schedule.empty() || !pipeline.microbatches.empty() || pipeline.stages_per_rank != 1)) {
     return make_error("--schedule, --microbatches and --stages-per-rank need --pipeline N|auto (or a --baseline "
