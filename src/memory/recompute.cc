@@ -115,28 +115,18 @@ RecomputeCandidates find_recompute_candidates(const Graph& graph) {
     c.window[at(v)] = {drop_after, restore_at};
     c.rerun[at(v)] = std::move(rerun);
   }
-  // Second pass: an operand restored later than v is dropped when v is re-run.
-  std::vector<char> rejected(at(graph.size()), 0);
-  std::vector<std::pair<NodeId, NodeId>> exclusive;
+  // Second pass: an operand whose storage is restored later than v is not
+  // held when v is re-run, so the two are not both recomputed.
   for (NodeId v = 0; v < loss; ++v) {
     if (!c.is_candidate(v)) continue;
     for (NodeId x : c.rerun[at(v)]) {
       for (NodeId u : graph.node(x).inputs) {
         NodeId ru = live.storage_root[at(u)];
         if (ru == v || !c.is_candidate(ru)) continue;
-        if (c.window[at(ru)].restore_at <= c.window[at(v)].restore_at) continue;
-        if (x == v && u == ru) exclusive.emplace_back(ru, v);
-        else rejected[at(v)] = 1;
+        if (c.window[at(ru)].restore_at > c.window[at(v)].restore_at) c.exclusive.emplace_back(ru, v);
       }
     }
   }
-  for (NodeId v = 0; v < graph.size(); ++v) {
-    if (!rejected[at(v)]) continue;
-    c.window[at(v)] = RecomputeWindow{};
-    c.rerun[at(v)].clear();
-  }
-  for (auto [u, v] : exclusive)
-    if (c.is_candidate(u) && c.is_candidate(v)) c.exclusive.emplace_back(u, v);
   std::sort(c.exclusive.begin(), c.exclusive.end());
   c.exclusive.erase(std::unique(c.exclusive.begin(), c.exclusive.end()), c.exclusive.end());
   for (const RecomputeWindow& w : c.window) c.count += w.valid() ? 1 : 0;

@@ -15,11 +15,10 @@
 // themselves) must be a placeholder or be read at or after restore_at in the
 // step without recomputation (a value is let go after its last reader), so a
 // recomputation never extends another value's life.
-// When such a value is itself a candidate restored later than v, the two
-// cannot both be recomputed: if v reads it directly, the pair is listed in
-// `exclusive` (the planner forbids choosing both); if v reads it through a
-// view, v is not a candidate. Graph outputs, multi-output nodes and their
-// getitems are never candidates.
+// When such a value (or the storage it views) belongs to a candidate
+// restored later than v, the two cannot both be recomputed: the pair is
+// listed in `exclusive` (the planner forbids choosing both). Graph outputs,
+// multi-output nodes and their getitems are never candidates.
 //
 // With recomputation chosen, the step holds v's storage (and the storage of a
 // re-run view of a redistributed copy) over [start, drop_after] and
@@ -50,8 +49,8 @@ struct RecomputeWindow {
 struct RecomputeCandidates {
   std::vector<RecomputeWindow> window;      // per node; invalid unless a candidate root
   std::vector<std::vector<NodeId>> rerun;   // per candidate root: it, then its re-run views
-  // Operand edges (producer, consumer) between two candidates that cannot
-  // both be recomputed (see above).
+  // Pairs (operand's candidate, reader) that cannot both be recomputed (see
+  // above), sorted.
   std::vector<std::pair<NodeId, NodeId>> exclusive;
   int32_t count = 0;
 

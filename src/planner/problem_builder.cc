@@ -341,6 +341,12 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     add_activation_grad_pairings(graph, sg, rep, pending, built.unreduced_edges);
     built.activation_grad_pairs = static_cast<int32_t>(graph.gradient_links().size());
   }
+  for (auto [u, v] : recompute.exclusive_pairs()) {
+    EdgeKey key{rep_of(rep, u), rep_of(rep, v), kRecomputeExclusive};
+    PendingEdge& edge = pending[key];
+    const auto strategies = [&](NodeId n) { return static_cast<size_t>(sg.nodes[static_cast<size_t>(n)].size()); };
+    if (edge.count++ == 0) edge.costs.assign(strategies(key.src) * strategies(key.dst), 0.0);
+  }
   emit_edges(pending, recompute, problem);
   int32_t memory_points = 0;
   if (problem.memory_budget < planner::kNoBudget) {

@@ -77,7 +77,7 @@ std::vector<double> RecomputeChoices::expand_edge(NodeId src, NodeId dst, int32_
   const size_t ns = sg_.nodes[at(src)].size(), nd = sg_.nodes[at(dst)].size();
   const size_t ns2 = ds ? 2 * ns : ns, nd2 = dd ? 2 * nd : nd;
   const bool rerun_view = ds && input == 0 && reruns_.count({src, dst}) > 0;
-  const bool exclusive = ds && dd && input >= 0 && exclusive_.count({src, dst}) > 0;
+  const bool exclusive = input == kRecomputeExclusive;
   std::vector<double> out(ns2 * nd2);
   for (size_t i = 0; i < ns2; ++i) {
     for (size_t j = 0; j < nd2; ++j) {
@@ -85,10 +85,17 @@ std::vector<double> RecomputeChoices::expand_edge(NodeId src, NodeId dst, int32_
       const bool src_again = i >= ns, dst_again = j >= nd;
       if (dst_again && input >= 0) c *= 2;
       if (src_again && rerun_view) c = 2 * c + sg_.nodes[at(dst)].compute_s[j % nd];
-      if (exclusive && src_again && dst_again) c = planner::kInfiniteCost;
+      if (exclusive) c = src_again && dst_again ? planner::kInfiniteCost : 0.0;
       out[i * nd2 + j] = c;
     }
   }
+  return out;
+}
+
+std::vector<std::pair<NodeId, NodeId>> RecomputeChoices::exclusive_pairs() const {
+  std::vector<std::pair<NodeId, NodeId>> out;
+  for (auto [u, v] : candidates_.exclusive)
+    if (doubled(u) && doubled(v)) out.emplace_back(u, v);
   return out;
 }
 

@@ -17,8 +17,9 @@
 // [restore_at, end] only: the builder gives the window and the part after it
 // to two extra problem nodes that follow the candidate (problem_builder.cc),
 // whose bytes are 0 in the window for recomputed strategies.
-// Two candidates listed as exclusive cannot both be recomputed: the edge
-// between them forbids that pair of strategies.
+// Two candidates listed as exclusive cannot both be recomputed: an edge of
+// its own between them (operand index kRecomputeExclusive), 0 everywhere
+// but the recomputed-recomputed corner, which it forbids.
 //
 // kFull recomputes every candidate it can (pins the recomputed half): in
 // graph order, each one not excluded by a producer already chosen. kNone builds
@@ -38,6 +39,9 @@
 
 namespace autopar {
 
+// The operand index of the edges that forbid recomputing two candidates.
+inline constexpr int32_t kRecomputeExclusive = -3;
+
 class RecomputeChoices {
  public:
   RecomputeChoices(const Graph& graph, const StrategyGraph& sg, const std::vector<NodeId>& rep,
@@ -51,8 +55,11 @@ class RecomputeChoices {
 
   // A doubled node's costs, bytes and allowed strategies (empty: all).
   void double_node(NodeId v, planner::ProblemNode& node, std::vector<StrategyIdx>& allowed) const;
+  // Exclusive pairs (graph nodes) whose ends are both doubled.
+  std::vector<std::pair<NodeId, NodeId>> exclusive_pairs() const;
   // The cost matrix of the edge (src, dst, input), keyed by representatives
-  // (input < 0: a pairing edge, not an operand), with doubled ends expanded.
+  // (input < 0: a pairing edge, not an operand; kRecomputeExclusive: built
+  // here, `costs` only sized), with doubled ends expanded.
   std::vector<double> expand_edge(NodeId src, NodeId dst, int32_t input, std::vector<double> costs) const;
   // A view copy's bytes (rows: src's strategies) with a doubled src expanded.
   std::shared_ptr<const std::vector<double>> expand_pair(NodeId src, NodeId dst,
