@@ -18,13 +18,6 @@ namespace {
 
 constexpr NodeId kKeptAllStep = std::numeric_limits<NodeId>::max();
 
-NodeId loss_node_of(const Graph& graph) {
-  for (const GraphOutput& g : graph.outputs()) {
-    if (g.kind == OutputKind::kLoss) return g.node;
-  }
-  return kNoNode;
-}
-
 }  // namespace
 
 Expected<at::Tensor> local_slice(const at::Tensor& full, const Sharding& sharding,
@@ -208,7 +201,7 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
   node_peaks_.assign(static_cast<size_t>(graph_.size()), static_cast<double>(storages_.bytes()));
   // Step 1 is the first forward up to the loss (fault_injection.h).
   const bool first = steps_run_ == 1;
-  const NodeId loss = loss_node_of(graph_);
+  const NodeId loss = loss_position(graph_);
   if (Status s = enter_phase(first ? JobPhase::kFirstForward : JobPhase::kTraining); !s) return s.error();
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (graph_.node(v).is_placeholder()) continue;

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "memory/recompute.h"
 #include "runtime/counter_rng.h"
 #include "runtime/init.h"
 #include "runtime/local_executor.h"
@@ -86,13 +87,6 @@ std::string output_label(const Graph& graph, const GraphOutput& g) {
                      p.target.empty() ? p.name : p.target);
 }
 
-NodeId loss_node(const Graph& graph) {
-  for (const GraphOutput& g : graph.outputs()) {
-    if (g.kind == OutputKind::kLoss) return g.node;
-  }
-  return kNoNode;
-}
-
 // Rank 0: one reference step on full tensors (with the ranks' random draws):
 // its loss and its checked outputs (checked_outputs' order).
 struct ReferenceStep {
@@ -111,7 +105,7 @@ Expected<ReferenceStep> run_reference(const Graph& graph, Reference& ref) {
   Expected<ExecuteStats> run = execute_nodes(graph, values, hooks);
   if (!run) return make_error_like(run.error(), "reference (single process): {}", run.error().message);
   ReferenceStep r;
-  r.loss = values[static_cast<size_t>(loss_node(graph))][0].item<double>();
+  r.loss = values[static_cast<size_t>(loss_position(graph))][0].item<double>();
   for (const GraphOutput* g : checked_outputs(graph)) r.outputs.push_back(values[static_cast<size_t>(g->node)][0]);
   return r;
 }
@@ -290,7 +284,7 @@ CheckTolerance parameter_tolerance(const CheckTolerance& tol, const OptimizerCon
 Expected<SpmdRunResult> run_spmd_training(const Graph& graph, const Plan& plan,
                                           const SpmdMesh& mesh, const SpmdRunOptions& options) {
   const bool root = mesh.world().rank() == 0;
-  const NodeId loss_id = loss_node(graph);
+  const NodeId loss_id = loss_position(graph);
   if (loss_id == kNoNode) return make_error("the graph has no loss output");
   std::optional<TorchValues> torch;
   if (!options.torch_values_dir.empty()) {
