@@ -57,6 +57,10 @@ set(DROPOUT --graph ${CMAKE_CURRENT_SOURCE_DIR}/graphs/dropout_mlp.json --steps 
 spmd_run(dropout_2x2_solved ok 4 check 120 ${DROPOUT} --mesh 2x2 --memory-gb 0.00001)
 spmd_run(dropout_2x2_batch_by_column ok 4 check 120 ${DROPOUT} --mesh 2x2 --baseline ddp
          --pin "bernoulli=S(0)S(1)")
+# Recomputed, the mask is drawn again before the backward: the same one (the
+# generator is keyed by node), or the check fails.
+spmd_run(dropout_2x2_recompute_full ok 4 "run: .*, [0-9]+ activations recomputed" 120 ${DROPOUT}
+         --mesh 2x2 --recompute full)
 
 # --check-nodes: every node output and redistributed input of a sharded llama
 # matches; a wrong value planted on one rank (hidden --corrupt-at-node) is
