@@ -262,15 +262,15 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
   build_options.optimizer_bytes_per_element = optimizer_bytes_per_element(options.optimizer);
   build_options.memory_budget = plan.summary.memory_budget;
   build_options.pair_activation_grads = options.pair_activation_grads;
-  build_options.recompute = options.recompute;
   if (options.recompute != RecomputeMode::kNone && options.fold_followers) {
     return make_error_of(ErrorKind::kUsage,
                          "--recompute {} cannot be combined with --fold-followers: folded followers take "
                          "their producer's strategy list, which recomputation doubles; leave one out",
                          recompute_mode_name(options.recompute));
   }
-  BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, cache, build_options);
   const RecomputeChoices recompute(graph, plan.strategies, rep, options.recompute);
+  build_options.recompute = &recompute;
+  BuiltProblem built = build_problem(graph, plan.strategies, rep, *allowed, cache, build_options);
   plan.solver.recompute_mode = recompute_mode_name(options.recompute);
   plan.solver.recompute_candidates = built.recompute_candidates;
   plan.solver.recomputable = built.recomputable;

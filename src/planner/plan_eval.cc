@@ -145,12 +145,11 @@ void count_uneven_nodes(const Graph& graph, Plan& plan) {
 // What the re-runs of recomputed roots cost (memory/recompute.h), already in
 // the totals: each re-run node's compute, its all-reduces and its operands'
 // redistributions once more.
-void summarise_recompute(const Graph& graph, Plan& plan) {
+void summarise_recompute(const Graph& graph, const RecomputeCandidates& candidates, Plan& plan) {
   PlanSummary& sum = plan.summary;
   sum.recomputed = 0;
   sum.recompute_compute_s = sum.recompute_comm_s = 0;
   if (plan.recompute.empty()) return;
-  const RecomputeCandidates candidates = find_recompute_candidates(graph);
   const RedistributionIndex index(plan);
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (!plan.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
@@ -168,10 +167,9 @@ void summarise_recompute(const Graph& graph, Plan& plan) {
 
 // How often each node runs in the step: twice for a recomputed root's re-run
 // nodes, once otherwise.
-std::vector<int> node_runs(const Graph& graph, const Plan& plan) {
+std::vector<int> node_runs(const Graph& graph, const RecomputeCandidates& candidates, const Plan& plan) {
   std::vector<int> runs(static_cast<size_t>(graph.size()), 1);
   if (plan.recompute.empty()) return runs;
-  const RecomputeCandidates candidates = find_recompute_candidates(graph);
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (!plan.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
     for (NodeId x : candidates.rerun[static_cast<size_t>(v)]) runs[static_cast<size_t>(x)] = 2;
@@ -218,7 +216,9 @@ MemoryTimeline memory_of(const Graph& graph, const Plan& plan, const std::vector
 void evaluate_plan(const Graph& graph, Plan& plan) {
   plan.summary.compute_s = 0;
   plan.summary.optimizer_s = 0;
-  const std::vector<int> runs = node_runs(graph, plan);
+  const RecomputeCandidates candidates =
+      plan.recompute.empty() ? RecomputeCandidates{} : find_recompute_candidates(graph);
+  const std::vector<int> runs = node_runs(graph, candidates, plan);
   for (NodeId v = 0; v < graph.size(); ++v) {
     const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];
     auto s = static_cast<size_t>(plan.choice[static_cast<size_t>(v)]);
@@ -227,7 +227,7 @@ void evaluate_plan(const Graph& graph, Plan& plan) {
   }
   collect_redistributions(graph, plan);
   summarise_comm(graph, plan, runs);
-  summarise_recompute(graph, plan);
+  summarise_recompute(graph, candidates, plan);
   summarise_generic_ops(graph, plan);
   count_uneven_nodes(graph, plan);
   summarise_memory(graph, plan);

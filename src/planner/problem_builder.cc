@@ -323,7 +323,8 @@ BuiltProblem build_problem(const Graph& graph, const StrategyGraph& sg,
     min_bytes[static_cast<size_t>(h.node)] = *std::min_element(h.bytes.begin(), h.bytes.end());
     max_bytes[static_cast<size_t>(h.node)] = *std::max_element(h.bytes.begin(), h.bytes.end());
   }
-  const RecomputeChoices recompute(graph, sg, rep, options.recompute);
+  const RecomputeChoices no_recompute(graph, sg, rep, RecomputeMode::kNone);
+  const RecomputeChoices& recompute = options.recompute ? *options.recompute : no_recompute;
   built.recompute_candidates = recompute.candidates().count;
   built.recomputable = recompute.doubled_count();
   for (NodeId v = 0; v < graph.size(); ++v) {

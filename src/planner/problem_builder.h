@@ -32,8 +32,9 @@ struct ProblemBuildOptions {
   // Each gradient link (Graph::gradient_links) becomes a hard edge: the
   // gradient takes a placement that pairs_as_gradient with its value's.
   bool pair_activation_grads = false;
-  // Recomputation candidates get doubled strategy lists (recompute_choices.h).
-  RecomputeMode recompute = RecomputeMode::kNone;
+  // Recomputation candidates get doubled strategy lists (recompute_choices.h);
+  // null: none. Built on the same graph, strategies and representatives.
+  const RecomputeChoices* recompute = nullptr;
 };
 
 struct BuiltProblem {
