@@ -49,15 +49,17 @@ s = p.get("summary", {})
 if "nodes" not in p:
     print(f"| {model} | {mesh} | {budget} GB | {mode} | - | - | no | - | {seconds} |")
     sys.exit()
+r = s["recompute"]
+rec = f"{r['layers']} layers ({r['tensors']} nodes)" if r.get("layers") else str(r["tensors"])
 print(f"| {model} | {mesh} | {budget} GB | {mode} | {s['step_time_s'] * 1e3:.3f} | "
       f"{s['peak_memory_bytes'] / gib:.2f} GiB | {'yes' if s['fits'] else 'no'} | "
-      f"{s['recompute']['tensors']} | {seconds} |")
+      f"{rec} | {seconds} |")
 PY
   done
   "$autopar" compare "${args[@]}" --recompute auto --baseline-recompute both >"$out/$model-$mesh-$budget-compare.txt" 2>&1 || true
   awk -v m="$model" -v me="$mesh" -v b="$budget" 'NR > 2 && NF >= 7 && $1 != "solved+auto-ac" && $0 !~ /not applicable/ {
       if ($2 == "-") { fits = "no"; step = "-"; peak = "-"; rec = "-" }
-      else { fits = $NF; step = $2; peak = $8 " " $9; rec = $10 }
+      else { fits = $NF; step = $2; peak = $8 " " $9; rec = ($11 == "layers") ? $10 " layers" : $10 }
       printf "| %s | %s | %s GB | %s | %s | %s | %s | %s | |\n", m, me, b, $1, step, peak, fits, rec }' \
     "$out/$model-$mesh-$budget-compare.txt"
 done

@@ -48,6 +48,87 @@ std::vector<NodeId> rerun_list(const Graph& graph, NodeId v, const std::vector<N
   return out;
 }
 
+// "layers.3.attention" -> "layers.3": the scope up to its first integer
+// component; "" when it has none.
+std::string_view layer_scope(std::string_view scope) {
+  size_t from = 0;
+  while (from < scope.size()) {
+    size_t dot = std::min(scope.find('.', from), scope.size());
+    std::string_view part = scope.substr(from, dot - from);
+    if (!part.empty() && std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return scope.substr(0, dot);
+    from = dot + 1;
+  }
+  return {};
+}
+
+// The graph facts one layer's re-run set is decided from.
+struct LayerFacts {
+  const Graph& graph;
+  const Liveness& live;
+  NodeId loss;
+  std::vector<int32_t> last_reader, first_after_loss;
+  std::vector<std::vector<NodeId>> readers;
+  std::vector<char> output_storage;
+};
+
+// Marks, for the layer `members` (graph order; in_layer per node), the nodes
+// re-run at the returned position (-1: none).
+int32_t choose_layer_reruns(const LayerFacts& f, const std::vector<NodeId>& members,
+                            const std::vector<char>& in_layer, std::vector<char>& needed) {
+  const Graph& graph = f.graph;
+  auto root = [&](NodeId v) { return f.live.storage_root[at(v)]; };
+  std::vector<char> kept(at(graph.size()), 0);
+  for (NodeId v : members) {
+    NodeId r = root(v);
+    bool outside = !in_layer[at(r)] || f.live.role[at(r)] != StorageRole::kActivation || f.output_storage[at(r)];
+    for (NodeId w : f.readers[at(v)])
+      if (w <= f.loss && !in_layer[at(w)]) outside = true;
+    kept[at(v)] = outside ? 1 : 0;
+  }
+  int32_t restore_at = -1;
+  for (bool changed = true; changed;) {
+    changed = false;
+    // A storage is kept or dropped whole: root, views, a node's getitems.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (NodeId v : members) {
+        NodeId r = root(v), m = f.live.claims_output_of[at(v)];
+        if (kept[at(v)] && in_layer[at(r)]) kept[at(r)] = 1;
+        if (kept[at(r)]) kept[at(v)] = 1;
+        if (m != kNoNode && in_layer[at(m)] && (kept[at(v)] || kept[at(m)])) kept[at(v)] = kept[at(m)] = 1;
+      }
+    }
+    std::fill(needed.begin(), needed.end(), 0);
+    for (auto it = members.rbegin(); it != members.rend(); ++it) {
+      NodeId v = *it;
+      if (kept[at(v)]) continue;
+      bool need = f.first_after_loss[at(v)] >= 0;
+      for (NodeId w : f.readers[at(v)])
+        if (in_layer[at(w)] && needed[at(w)]) need = true;
+      needed[at(v)] = need ? 1 : 0;
+    }
+    for (NodeId v : members) {  // a re-run node re-makes all its outputs
+      NodeId m = f.live.claims_output_of[at(v)];
+      if (m != kNoNode && in_layer[at(m)] && needed[at(m)]) needed[at(v)] = 1;
+    }
+    restore_at = -1;
+    for (NodeId v : members)
+      if (needed[at(v)] && f.first_after_loss[at(v)] >= 0 &&
+          (restore_at < 0 || f.first_after_loss[at(v)] < restore_at))
+        restore_at = f.first_after_loss[at(v)];
+    if (restore_at < 0) return -1;
+    for (NodeId x : members) {
+      if (!needed[at(x)]) continue;
+      for (NodeId u : graph.node(x).inputs) {
+        if (needed[at(u)] || graph.node(u).is_placeholder() || f.last_reader[at(u)] >= restore_at) continue;
+        kept[at(x)] = 1;
+        changed = true;
+      }
+    }
+  }
+  return restore_at;
+}
+
 }  // namespace
 
 std::string_view recompute_mode_name(RecomputeMode mode) {
@@ -65,6 +146,63 @@ bool parse_recompute_mode(std::string_view name, RecomputeMode& mode) {
   else if (name == "full") mode = RecomputeMode::kFull;
   else return false;
   return true;
+}
+
+RecomputeCandidates find_layer_recompute(const Graph& graph) {
+  RecomputeCandidates c;
+  c.window.assign(at(graph.size()), RecomputeWindow{});
+  c.rerun.assign(at(graph.size()), {});
+  c.layer.assign(at(graph.size()), -1);
+  const NodeId loss = loss_position(graph);
+  if (loss <= 0) return c;
+  const Liveness live = analyze_liveness(graph);
+  const Reads reads = storage_reads(graph, live, loss);
+  LayerFacts f{graph, live, loss, {}, {}, {}, {}};
+  f.last_reader.assign(at(graph.size()), -1);
+  f.first_after_loss.assign(at(graph.size()), -1);
+  f.readers.assign(at(graph.size()), {});
+  f.output_storage.assign(at(graph.size()), 0);
+  for (NodeId w = 0; w < graph.size(); ++w) {
+    for (NodeId u : graph.node(w).inputs) {
+      f.last_reader[at(u)] = std::max(f.last_reader[at(u)], w);
+      if (w > loss && f.first_after_loss[at(u)] < 0) f.first_after_loss[at(u)] = w;
+      if (f.readers[at(u)].empty() || f.readers[at(u)].back() != w) f.readers[at(u)].push_back(w);
+    }
+  }
+  for (const GraphOutput& g : graph.outputs()) f.output_storage[at(live.storage_root[at(g.node)])] = 1;
+  std::vector<std::vector<NodeId>> members;
+  for (NodeId v = 0; v < loss; ++v) {
+    std::string_view scope = layer_scope(graph.node(v).scope);
+    if (graph.node(v).is_placeholder() || scope.empty()) continue;
+    auto it = std::find(c.layers.begin(), c.layers.end(), scope);
+    if (it == c.layers.end()) {
+      c.layers.emplace_back(scope);
+      members.emplace_back();
+      it = c.layers.end() - 1;
+    }
+    auto l = static_cast<size_t>(it - c.layers.begin());
+    members[l].push_back(v);
+    c.layer[at(v)] = static_cast<int32_t>(l);
+  }
+  std::vector<char> in_layer(at(graph.size()), 0), needed(at(graph.size()), 0);
+  for (size_t l = 0; l < members.size(); ++l) {
+    for (NodeId v : members[l]) in_layer[at(v)] = 1;
+    const int32_t restore_at = choose_layer_reruns(f, members[l], in_layer, needed);
+    for (NodeId v : members[l]) {
+      in_layer[at(v)] = 0;
+      if (restore_at < 0 || !needed[at(v)]) continue;
+      NodeId r = live.storage_root[at(v)];
+      c.window[at(v)] = {std::max(reads.last_forward[at(r)], v), restore_at};
+      c.rerun[at(v)] = {v};
+      ++c.count;
+    }
+  }
+  return c;
+}
+
+RecomputeCandidates recompute_candidates_for(const Graph& graph, const std::vector<char>& marks) {
+  if (std::find(marks.begin(), marks.end(), kLayerMark) != marks.end()) return find_layer_recompute(graph);
+  return find_recompute_candidates(graph);
 }
 
 NodeId loss_position(const Graph& graph) {

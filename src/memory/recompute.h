@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -49,6 +50,10 @@ struct RecomputeWindow {
 struct RecomputeCandidates {
   std::vector<RecomputeWindow> window;      // per node; invalid unless a candidate root
   std::vector<std::vector<NodeId>> rerun;   // per candidate root: it, then its re-run views
+  // Whole-layer candidates only (find_layer_recompute): per node, its layer's
+  // index in `layers` (-1: none), and the layers' scopes ("layers.3").
+  std::vector<int32_t> layer;
+  std::vector<std::string> layers;
   // Pairs (operand's candidate, reader) that cannot both be recomputed (see
   // above), sorted.
   std::vector<std::pair<NodeId, NodeId>> exclusive;
@@ -58,6 +63,29 @@ struct RecomputeCandidates {
 };
 
 RecomputeCandidates find_recompute_candidates(const Graph& graph);
+
+// Whole-layer recomputation (--recompute full; torchtitan's full activation
+// checkpointing). A layer is the forward nodes whose module scope shares the
+// prefix up to its first integer component ("layers.3.attention" and
+// "layers.3.ffn_norm" are layer "layers.3"; "h.0.mlp" is "h.0"). Its outputs
+// (read by forward nodes outside it, or graph outputs) are kept, and so is
+// every node of a storage (its views, a multi-output node's getitems) one of
+// which is kept. The rest that the backward needs, with the layer's nodes
+// that produce them, is re-run together, in graph order, right before the
+// first node after the loss that reads any of it (the layer's restore_at),
+// so chains re-run inside a layer. Each re-run node is its own candidate
+// (rerun = {it}) with window {its storage's last forward read, restore_at}: a
+// node the backward does not read is held at restore_at only. A node whose
+// re-run would read a value already freed there (not a placeholder, last read
+// before restore_at) is kept instead, until no re-run does. `exclusive` is
+// empty: the layers' windows never overlap a re-run's operands.
+RecomputeCandidates find_layer_recompute(const Graph& graph);
+
+// A plan's recompute mark (Plan::recompute): 1 for a candidate of
+// find_recompute_candidates, kLayerMark for one of find_layer_recompute.
+inline constexpr char kLayerMark = 2;
+// The candidates a plan's marks refer to (whole layers when any mark is kLayerMark).
+RecomputeCandidates recompute_candidates_for(const Graph& graph, const std::vector<char>& marks);
 
 // The position of the loss node, or -1 when the graph has no loss output.
 NodeId loss_position(const Graph& graph);

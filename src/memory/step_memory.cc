@@ -81,7 +81,7 @@ void add_reduced_copies(const Graph& graph, const StrategyGraph& sg, const Liven
 // window (recompute.h): each such holding becomes its part before the window
 // and its part from the window's end.
 void split_recomputed(const Graph& graph, const std::vector<char>& recompute, std::vector<StepHolding>& out) {
-  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  const RecomputeCandidates candidates = recompute_candidates_for(graph, recompute);
   std::vector<RecomputeWindow> window_of(at(graph.size()));
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (!recompute[at(v)] || !candidates.is_candidate(v)) continue;
@@ -90,13 +90,13 @@ void split_recomputed(const Graph& graph, const std::vector<char>& recompute, st
   const size_t held = out.size();
   for (size_t i = 0; i < held; ++i) {
     const RecomputeWindow w = window_of[at(out[i].tensor)];
-    if (!w.valid() || out[i].kind != MemoryKind::kActivation || out[i].end <= w.drop_after) continue;
-    if (out[i].end >= w.restore_at) {
-      StepHolding after = out[i];
-      after.start = std::max(after.start, w.restore_at);
-      out.push_back(std::move(after));
-    }
-    out[i].end = w.drop_after;
+    if (!w.valid() || out[i].kind != MemoryKind::kActivation) continue;
+    // Re-run at restore_at, it is held there even when nothing reads it later.
+    StepHolding after = out[i];
+    after.start = std::max(after.start, w.restore_at);
+    after.end = std::max(after.end, w.restore_at);
+    out.push_back(std::move(after));
+    out[i].end = std::min(out[i].end, w.drop_after);
   }
 }
 

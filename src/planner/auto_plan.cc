@@ -167,7 +167,7 @@ void decode_choice(const Graph& graph, const RecomputeChoices& recompute,
   for (NodeId v = 0; v < graph.size(); ++v) {
     auto [s, again] = recompute.decode(v, assignment[static_cast<size_t>(v)]);
     plan.choice[static_cast<size_t>(v)] = s;
-    if (again) plan.recompute[static_cast<size_t>(v)] = 1;
+    if (again) plan.recompute[static_cast<size_t>(v)] = recompute.mode() == RecomputeMode::kFull ? kLayerMark : 1;
   }
 }
 

@@ -112,6 +112,7 @@ struct PlanSummary {
   // re-runs cost (compute, and redistributions, both also in compute_s and
   // comm_s above).
   int32_t recomputed = 0;
+  int32_t recomputed_layers = 0;  // --recompute full: the whole layers re-run
   double recompute_compute_s = 0;
   double recompute_comm_s = 0;
   double peak_without_recompute = 0;  // the same choice's peak with every activation kept

@@ -147,13 +147,19 @@ void count_uneven_nodes(const Graph& graph, Plan& plan) {
 // redistributions once more.
 void summarise_recompute(const Graph& graph, const RecomputeCandidates& candidates, Plan& plan) {
   PlanSummary& sum = plan.summary;
-  sum.recomputed = 0;
+  sum.recomputed = sum.recomputed_layers = 0;
   sum.recompute_compute_s = sum.recompute_comm_s = 0;
   if (plan.recompute.empty()) return;
   const RedistributionIndex index(plan);
+  std::vector<char> layer_seen(candidates.layers.size(), 0);
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (!plan.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
     ++sum.recomputed;
+    if (!candidates.layer.empty()) {
+      char& seen = layer_seen[static_cast<size_t>(candidates.layer[static_cast<size_t>(v)])];
+      sum.recomputed_layers += seen ? 0 : 1;
+      seen = 1;
+    }
     for (NodeId x : candidates.rerun[static_cast<size_t>(v)]) {
       const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(x)];
       auto s = static_cast<size_t>(plan.choice[static_cast<size_t>(x)]);
@@ -217,7 +223,7 @@ void evaluate_plan(const Graph& graph, Plan& plan) {
   plan.summary.compute_s = 0;
   plan.summary.optimizer_s = 0;
   const RecomputeCandidates candidates =
-      plan.recompute.empty() ? RecomputeCandidates{} : find_recompute_candidates(graph);
+      plan.recompute.empty() ? RecomputeCandidates{} : recompute_candidates_for(graph, plan.recompute);
   const std::vector<int> runs = node_runs(graph, candidates, plan);
   for (NodeId v = 0; v < graph.size(); ++v) {
     const NodeStrategies& ns = plan.strategies.nodes[static_cast<size_t>(v)];

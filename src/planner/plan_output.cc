@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/printer.h"
+#include "memory/recompute.h"
 #include "planner/memory_bound.h"
 
 namespace autopar {
@@ -69,7 +70,9 @@ Json nodes_json(const Graph& graph, const Plan& plan) {
       }
       j["sync_dims"] = std::move(dims);
     }
-    if (!plan.recompute.empty() && plan.recompute[static_cast<size_t>(v)]) j["recompute"] = true;
+    const char mark = plan.recompute.empty() ? 0 : plan.recompute[static_cast<size_t>(v)];
+    if (mark == kLayerMark) j["recompute"] = "layer";
+    else if (mark) j["recompute"] = true;
     nodes.push_back(std::move(j));
   }
   return nodes;
@@ -127,7 +130,7 @@ Json summary_json(const Plan& plan) {
           {"memory_budget_bytes", s.memory_budget},
           {"fits", s.fits},
           {"uneven_nodes", s.uneven_nodes},
-          {"recompute", {{"tensors", s.recomputed}, {"compute_s", s.recompute_compute_s},
+          {"recompute", {{"tensors", s.recomputed}, {"layers", s.recomputed_layers}, {"compute_s", s.recompute_compute_s},
                          {"comm_s", s.recompute_comm_s},
                          {"peak_without_recompute_bytes", s.peak_without_recompute}}},
           {"comm", comm},

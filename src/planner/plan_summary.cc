@@ -95,7 +95,12 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      gib(s.memory.params), gib(s.memory.optimizer), gib(s.memory.inputs),
                      gib(s.memory.grads), gib(s.memory.activations), gib(s.memory.comm_buffers));
   out += fmt::format("  parameters     {}\n", param_placements(graph, plan));
-  if (r.recompute_mode != "none") {
+  if (r.recompute_mode == "full") {
+    out += fmt::format("  recompute      full: {} whole layers re-run ({} nodes), +{} compute, +{} communication, "
+                       "peak {} ({} with every activation kept)\n",
+                       s.recomputed_layers, s.recomputed, ms(s.recompute_compute_s), ms(s.recompute_comm_s),
+                       planner::format_bytes(s.memory.peak), planner::format_bytes(s.peak_without_recompute));
+  } else if (r.recompute_mode != "none") {
     out += fmt::format("  recompute      {}: {} of {} candidate tensors, +{} compute, +{} communication, "
                        "peak {} ({} with every activation kept)\n",
                        r.recompute_mode, s.recomputed, r.recompute_candidates, ms(s.recompute_compute_s),
@@ -161,7 +166,9 @@ std::string compare_table(const std::vector<const Plan*>& plans) {
     }
     const PlanSummary& s = p->summary;
     out += fmt::format("{:<20} {:>14} {:>14} {:>14} {:>14} {:>11}  {}\n", p->label, ms(s.step_time_s),
-                       ms(s.compute_s), ms(s.comm_s), planner::format_bytes(s.memory.peak), s.recomputed,
+                       ms(s.compute_s), ms(s.comm_s), planner::format_bytes(s.memory.peak),
+                       s.recomputed_layers > 0 ? fmt::format("{} layers", s.recomputed_layers)
+                                               : std::to_string(s.recomputed),
                        s.fits ? "yes" : "no");
   }
   return out;

@@ -281,15 +281,21 @@ void add_recompute_window(Problem& problem, const RecomputeWindow& window, Inter
     problem.add_equal(v, f);
     return f;
   };
-  std::vector<double> in_window = bytes;
-  std::fill(in_window.begin() + static_cast<std::ptrdiff_t>(n), in_window.end(), 0.0);
-  NodeId w = follower("recompute-window", std::move(in_window));
-  intervals.push_back({window.drop_after + 1, window.restore_at - 1, 0.0, own.hi, w, -1});
-  if (own.end >= window.restore_at) {
-    NodeId after = follower("restored", bytes);
-    intervals.push_back({window.restore_at, own.end, own.lo, own.hi, after, -1});
+  const int32_t window_end = std::min(own.end, window.restore_at - 1);
+  if (window_end > window.drop_after) {
+    std::vector<double> in_window = bytes;
+    std::fill(in_window.begin() + static_cast<std::ptrdiff_t>(n), in_window.end(), 0.0);
+    NodeId w = follower("recompute-window", std::move(in_window));
+    intervals.push_back({window.drop_after + 1, window_end, 0.0, own.hi, w, -1});
   }
-  own.end = window.drop_after;
+  // Re-run at restore_at, it is held there even when nothing reads it later
+  // (a whole layer's re-run node); kept, it is not.
+  std::vector<double> restored = bytes;
+  if (own.end < window.restore_at) std::fill(restored.begin(), restored.begin() + static_cast<std::ptrdiff_t>(n), 0.0);
+  const double lo = own.end < window.restore_at ? 0.0 : own.lo;
+  NodeId after = follower("restored", std::move(restored));
+  intervals.push_back({window.restore_at, std::max(own.end, window.restore_at), lo, own.hi, after, -1});
+  own.end = std::min(own.end, window.drop_after);
 }
 
 }  // namespace

@@ -11,12 +11,25 @@ RecomputeChoices::RecomputeChoices(const Graph& graph, const StrategyGraph& sg,
                                    const std::vector<NodeId>& rep, RecomputeMode mode)
     : sg_(sg), mode_(mode), rep_(rep) {
   if (mode == RecomputeMode::kNone) return;
-  candidates_ = find_recompute_candidates(graph);
+  const bool full = mode == RecomputeMode::kFull;
+  candidates_ = full ? find_layer_recompute(graph) : find_recompute_candidates(graph);
   // A layer member takes its representative's strategy index, so a group is
-  // doubled only when every member is a candidate.
+  // doubled only when every member is a candidate; with whole layers, a layer
+  // is re-run only when every one of its candidates is doubled.
   std::vector<char> group_ok(at(graph.size()), 1);
+  std::vector<char> layer_ok(candidates_.layers.size(), 1);
   for (NodeId v = 0; v < graph.size(); ++v)
     if (!candidates_.is_candidate(v)) group_ok[at(rep[at(v)])] = 0;
+  for (bool changed = true; changed && full;) {
+    changed = false;
+    for (NodeId v = 0; v < graph.size(); ++v) {
+      if (!candidates_.is_candidate(v)) continue;
+      auto l = static_cast<size_t>(candidates_.layer[at(v)]);
+      if (group_ok[at(rep[at(v)])] == layer_ok[l]) continue;
+      group_ok[at(rep[at(v)])] = layer_ok[l] = 0;
+      changed = true;
+    }
+  }
   doubled_.assign(at(graph.size()), 0);
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (!candidates_.is_candidate(v) || !group_ok[at(rep[at(v)])]) continue;

@@ -116,7 +116,20 @@ Expected<NodeId> find_node(const Graph& graph, std::string_view name) {
 
 // What the plan does about recomputing v, and what a recomputation is worth.
 std::string recompute_line(const Graph& graph, const Plan& plan, NodeId v) {
-  const RecomputeCandidates candidates = find_recompute_candidates(graph);
+  const RecomputeCandidates candidates = recompute_candidates_for(graph, plan.recompute);
+  if (!candidates.layer.empty()) {
+    const int32_t l = candidates.layer[static_cast<size_t>(v)];
+    if (!candidates.is_candidate(v)) {
+      return l < 0 ? "recompute: full; not in a layer (no integer in its module scope), kept"
+                   : fmt::format("recompute: full; kept by its layer {} (an output of the layer, or what the "
+                                 "backward reads without a re-run)",
+                                 candidates.layers[static_cast<size_t>(l)]);
+    }
+    const RecomputeWindow& w = candidates.window[static_cast<size_t>(v)];
+    return fmt::format("recompute: RECOMPUTED with its layer {} (full): let go after {}, re-run before {}",
+                       candidates.layers[static_cast<size_t>(l)], graph.node(w.drop_after).name,
+                       graph.node(w.restore_at).name);
+  }
   if (!candidates.is_candidate(v)) {
     return "recompute: not a candidate (not a forward activation read again after the loss, or a re-run "
            "would read a value already let go)";

@@ -33,7 +33,8 @@ std::string header(const Graph& graph, const Plan& plan, const MemoryTimeline& t
     out += card(fmt::format("recomputed: +{} compute, +{} communication, peak {} with every activation kept",
                             format_seconds(s.recompute_compute_s), format_seconds(s.recompute_comm_s),
                             format_bytes(s.peak_without_recompute)),
-                fmt::format("{} activations", s.recomputed));
+                s.recomputed_layers > 0 ? fmt::format("{} whole layers ({} nodes)", s.recomputed_layers, s.recomputed)
+                                        : fmt::format("{} activations", s.recomputed));
   }
   return out + "</div></header>\n";
 }

@@ -189,6 +189,57 @@ Expected<PlanFile> read_plan_header(const std::string& json_text) {
   return f;
 }
 
+namespace {
+
+// The plan's recompute marks (memory/recompute.h), checked against the
+// graph's candidates: one kind only; a one-level mark on a candidate and never
+// on both ends of an exclusive pair; layer marks on every re-run node of a
+// layer or on none of it.
+Status read_recompute_marks(const Graph& graph, const std::vector<std::pair<NodeId, char>>& marks, Plan& plan) {
+  if (marks.empty()) return ok_status();
+  plan.recompute.assign(static_cast<size_t>(graph.size()), 0);
+  for (auto [v, mark] : marks) {
+    if (mark != marks.front().second) {
+      return make_error("the plan mixes \"recompute\": true (node {}) and \"layer\" (node {}): re-plan with "
+                        "--recompute auto or --recompute full",
+                        graph.node(marks.front().first).name, graph.node(v).name);
+    }
+    plan.recompute[static_cast<size_t>(v)] = mark;
+  }
+  const RecomputeCandidates candidates = recompute_candidates_for(graph, plan.recompute);
+  for (auto [v, mark] : marks) {
+    if (!candidates.is_candidate(v)) {
+      return make_error("the plan recomputes node {}, which cannot be recomputed in this graph (not an "
+                        "activation the forward makes and the backward reads, or a re-run would read a "
+                        "value already freed): re-plan with --recompute {}",
+                        graph.node(v).name, mark == kLayerMark ? "full" : "auto");
+    }
+  }
+  for (auto [u, v] : candidates.exclusive) {
+    if (plan.recompute[static_cast<size_t>(u)] && plan.recompute[static_cast<size_t>(v)]) {
+      return make_error("the plan recomputes both {} and {}, but {} reads {} after it is dropped: re-plan "
+                        "with --recompute auto",
+                        graph.node(u).name, graph.node(v).name, graph.node(v).name, graph.node(u).name);
+    }
+  }
+  if (candidates.layer.empty()) return ok_status();
+  std::vector<NodeId> marked(candidates.layers.size(), kNoNode), missing(candidates.layers.size(), kNoNode);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!candidates.is_candidate(v)) continue;
+    auto l = static_cast<size_t>(candidates.layer[static_cast<size_t>(v)]);
+    (plan.recompute[static_cast<size_t>(v)] ? marked[l] : missing[l]) = v;
+  }
+  for (size_t l = 0; l < marked.size(); ++l) {
+    if (marked[l] == kNoNode || missing[l] == kNoNode) continue;
+    return make_error("the plan re-runs part of layer {} ({}) but not {}: a layer is recomputed whole; re-plan "
+                      "with --recompute full",
+                      candidates.layers[l], graph.node(marked[l]).name, graph.node(missing[l]).name);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const DeviceMesh& mesh,
                          const HardwareProfile& hw, int64_t ranks) {
   Expected<Json> j = parse(json_text);
@@ -215,7 +266,7 @@ Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const
   plan.strategies = std::move(*sg);
   add_update_times(graph, plan.strategies, hw, plan.optimizer);
   plan.choice.assign(static_cast<size_t>(graph.size()), -1);
-  std::vector<NodeId> recompute;
+  std::vector<std::pair<NodeId, char>> recompute;
   for (const Json& n : **nodes) {
     if (!n.is_object()) return make_error("the plan's nodes must be objects, got {}", preview(n));
     Expected<std::string> name_field = text_field(n, "name", "", "node ");
@@ -228,33 +279,16 @@ Expected<Plan> read_plan(const std::string& json_text, const Graph& graph, const
     if (!s) return s.error();
     plan.choice[static_cast<size_t>(*v)] = *s;
     if (n.contains("recompute")) {
-      if (!n["recompute"].is_boolean()) {
-        return make_error("the plan's node {} \"recompute\" must be true or false, got {}", name,
-                          preview(n["recompute"]));
+      const Json& mark = n["recompute"];
+      if (!mark.is_boolean() && mark != "layer") {
+        return make_error("the plan's node {} \"recompute\" must be true, false or \"layer\", got {}", name,
+                          preview(mark));
       }
-      if (n["recompute"].get<bool>()) recompute.push_back(*v);
+      if (mark == "layer") recompute.emplace_back(*v, kLayerMark);
+      else if (mark.get<bool>()) recompute.emplace_back(*v, 1);
     }
   }
-  if (!recompute.empty()) {
-    const RecomputeCandidates candidates = find_recompute_candidates(graph);
-    plan.recompute.assign(static_cast<size_t>(graph.size()), 0);
-    for (NodeId v : recompute) {
-      if (!candidates.is_candidate(v)) {
-        return make_error("the plan recomputes node {}, which cannot be recomputed in this graph (not an "
-                          "activation the forward makes and the backward reads, or a re-run would read a "
-                          "value already freed): re-plan with --recompute auto",
-                          graph.node(v).name);
-      }
-      plan.recompute[static_cast<size_t>(v)] = 1;
-    }
-    for (auto [u, v] : candidates.exclusive) {
-      if (plan.recompute[static_cast<size_t>(u)] && plan.recompute[static_cast<size_t>(v)]) {
-        return make_error("the plan recomputes both {} and {}, but {} reads {} after it is dropped: re-plan "
-                          "with --recompute auto",
-                          graph.node(u).name, graph.node(v).name, graph.node(v).name, graph.node(u).name);
-      }
-    }
-  }
+  if (Status s = read_recompute_marks(graph, recompute, plan); !s) return s.error();
   for (NodeId v = 0; v < graph.size(); ++v) {
     if (plan.choice[static_cast<size_t>(v)] < 0) {
       return make_error("graph node {} is not in the plan: the graph changed since planning",

@@ -68,7 +68,7 @@ void SpmdExecutor::plan_recomputation() {
   drop_after_.assign(static_cast<size_t>(graph_.size()), {});
   rerun_before_.assign(static_cast<size_t>(graph_.size()), {});
   if (plan_.recompute.empty()) return;
-  const RecomputeCandidates candidates = find_recompute_candidates(graph_);
+  const RecomputeCandidates candidates = recompute_candidates_for(graph_, plan_.recompute);
   for (NodeId v = 0; v < graph_.size(); ++v) {
     if (!plan_.recompute[static_cast<size_t>(v)] || !candidates.is_candidate(v)) continue;
     const RecomputeWindow& w = candidates.window[static_cast<size_t>(v)];
@@ -209,9 +209,9 @@ Expected<SpmdStepResult> SpmdExecutor::step(const FaultInjection& faults) {
     Status s = ok_status();
     for (NodeId x : rerun_before_[static_cast<size_t>(v)])
       if (s) s = rerun_node(x);
-    for (NodeId x : rerun_before_[static_cast<size_t>(v)])  // re-run only for the views made of it
-      if (last_use_[static_cast<size_t>(x)] < v) release(x);
     if (s) s = run_node(v, faults);
+    for (NodeId x : rerun_before_[static_cast<size_t>(v)])  // re-run only for what is made of it
+      if (last_use_[static_cast<size_t>(x)] <= v && !values_[static_cast<size_t>(x)].empty()) release(x);
     for (NodeId x : drop_after_[static_cast<size_t>(v)])
       if (!values_[static_cast<size_t>(x)].empty()) release(x);
     node_peaks_[static_cast<size_t>(v)] = node_peak_;

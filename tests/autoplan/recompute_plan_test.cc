@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan_fixtures.h"
+#include "memory/recompute.h"
 #include "planner/plan_output.h"
 
 namespace autopar {
@@ -54,6 +55,26 @@ TEST(RecomputePlan, FullRecomputesMoreAndCostsAtLeastAuto) {
   EXPECT_GT(full.summary.recomputed, automatic.summary.recomputed);
   EXPECT_GE(full.summary.step_time_s, automatic.summary.step_time_s * (1 - 1e-12));
   EXPECT_NEAR(full.solver.objective, full.summary.step_time_s, 1e-9 * full.summary.step_time_s);
+}
+
+TEST(RecomputePlan, FullReRunsEveryLayerWholeAndSaysSo) {
+  Graph g = model("llama3-debugmodel", 2, 8, 128);
+  Plan full = plan_with(g, RecomputeMode::kFull, kBudget);
+  ASSERT_FALSE(full.choice.empty()) << full.solver.message;
+  EXPECT_EQ(full.summary.recomputed_layers, 2);
+  EXPECT_EQ(full.summary.recomputed, find_layer_recompute(g).count);
+  EXPECT_TRUE(full.summary.fits);
+  nlohmann::json j = nlohmann::json::parse(plan_to_json(g, full, false));
+  int layer_marks = 0;
+  for (const auto& n : j["nodes"]) {
+    if (!n.contains("recompute")) continue;
+    EXPECT_EQ(n["recompute"], "layer") << n["name"];
+    ++layer_marks;
+  }
+  EXPECT_EQ(layer_marks, full.summary.recomputed);
+  EXPECT_EQ(j["summary"]["recompute"]["layers"], 2);
+  std::string text = plan_to_summary(g, full);
+  EXPECT_NE(text.find("recompute      full: 2 whole layers re-run"), std::string::npos) << text;
 }
 
 TEST(RecomputePlan, WithoutABindingBudgetAutoRecomputesNothing) {

@@ -6,6 +6,7 @@
 # loss and gradients against the single process and each rank's measured peak
 # against the plan's prediction (the memory check, within 5%); the run with
 # recomputation must hold less at its peak than the cheapest plan without it.
+# --recompute full (whole layers) runs and is checked the same way.
 set -u
 planner=$1 runner=$2
 model=(--model llama3-debugmodel --layers 2 --batch 8 --seq 128 --mesh 4)
@@ -51,13 +52,41 @@ echo "$bad" | grep -m1 "refusing"
 [ "$rc" -ne 0 ] || fail "a plan recomputing a placeholder ran"
 echo "$bad" | grep -q "cannot be recomputed" || fail "the refusal does not say what cannot be recomputed"
 
+# Whole layers (--recompute full, torchtitan's full AC) at the same budget:
+# every layer re-run at its first backward read, chains included.
+"$planner" plan "${model[@]}" --memory-gb $budget --recompute full --quiet --format json --out "$dir/full.json" ||
+  fail "autopar plan --recompute full failed"
+full=$(run --plan "$dir/full.json")
+rc=$?
+echo "$full" | grep -E '^(run|check|peak memory|memory check|comm bytes)'
+[ "$rc" -eq 0 ] || fail "--recompute full run exited $rc"
+echo "$full" | grep -Eq '^run: .*, 2 whole layers recomputed' || fail "the plan does not re-run both layers"
+echo "$full" | grep -q '^check: .*: OK$' || fail "full: loss or gradients differ from the single process"
+echo "$full" | grep -q '^memory check: .*: OK$' || fail "full: measured peak not within 5% of the prediction"
+echo "$full" | grep -q '^comm bytes: measured == plan$' || fail "full: the re-runs' communication differs from the plan"
+
+# A plan file that re-runs only part of a layer is refused, naming the layer.
+/usr/bin/python3 - "$dir/full.json" "$dir/part.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+marked = [n for n in plan["nodes"] if n.get("recompute") == "layer"]
+del marked[0]["recompute"]
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+part=$(run --plan "$dir/part.json")
+rc=$?
+echo "$part" | grep -m1 "refusing"
+[ "$rc" -ne 0 ] || fail "a plan re-running part of a layer ran"
+echo "$part" | grep -q "a layer is recomputed whole" || fail "the refusal does not say a layer is recomputed whole"
+
 none=$(run --memory-gb $none_budget --recompute none)
 rc=$?
 echo "$none" | grep -E '^(run|check|peak memory|memory check)'
 [ "$rc" -eq 0 ] || fail "--recompute none run exited $rc"
 
-a=$(measured_peak "$auto") n=$(measured_peak "$none")
-[ -n "$a" ] && [ -n "$n" ] || fail "no measured peak line"
+a=$(measured_peak "$auto") f=$(measured_peak "$full") n=$(measured_peak "$none")
+[ -n "$a" ] && [ -n "$f" ] && [ -n "$n" ] || fail "no measured peak line"
 awk -v a="$a" -v n="$n" 'BEGIN { exit !(a < n) }' || fail "measured peak with recomputation $a MiB is not below $n MiB without"
-echo "measured peak: $a MiB with --recompute auto at $budget GB, $n MiB with none at $none_budget GB"
+awk -v f="$f" -v n="$n" 'BEGIN { exit !(f < n) }' || fail "measured peak with full recomputation $f MiB is not below $n MiB without"
+echo "measured peak: $a MiB with --recompute auto, $f MiB with full, at $budget GB; $n MiB with none at $none_budget GB"
 echo PASS

@@ -118,7 +118,7 @@ int run_compare(CompareOptions& options) {
   std::vector<Plan> plans;
   std::string notes;
   // Each baseline keeps every activation and, with --baseline-recompute
-  // full or both, also recomputes every one it can (torchtitan's full AC).
+  // full or both, also re-runs whole layers (torchtitan's full AC).
   std::string variants = options.baseline_recompute;
   if (variants.empty()) variants = options.plan.recompute == "none" ? "none" : "both";
   std::vector<std::string> modes;
@@ -172,7 +172,7 @@ Command add_compare_command(CLI::App& parent) {
                   "Baselines to compare (default: all): " + baseline_names_text())
       ->delimiter(',');
   app->add_option("--baseline-recompute", options->baseline_recompute,
-                  "Cost each baseline keeping every activation (none), recomputing every one it can (full, "
+                  "Cost each baseline keeping every activation (none), re-running whole layers (full, "
                   "torchtitan's full activation checkpointing; the row is named e.g. fsdp+full-ac), or both "
                   "(default: both when --recompute is auto or full, else none)")
       ->check(CLI::IsMember({"none", "full", "both"}));

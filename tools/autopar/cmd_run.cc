@@ -166,7 +166,10 @@ int run_run(RunCommandOptions& o) {
                      ? fmt::format(", {} nodes on uneven shards", plan->summary.uneven_nodes)
                      : "",
                  plan->summary.recomputed > 0
-                     ? fmt::format(", {} activations recomputed", plan->summary.recomputed)
+                     ? (plan->summary.recomputed_layers > 0
+                            ? fmt::format(", {} whole layers recomputed ({} nodes)", plan->summary.recomputed_layers,
+                                          plan->summary.recomputed)
+                            : fmt::format(", {} activations recomputed", plan->summary.recomputed))
                      : "");
       std::fflush(stdout);
     }

@@ -177,8 +177,9 @@ void add_plan_options(CLI::App& app, PlanCliOptions& o, bool with_baseline) {
                  "Activation recomputation (checkpointing). none: keep every activation the "
                  "backward reads; auto: the ILP decides per tensor, together with the sharding, "
                  "which to drop after the forward and re-run before the backward (compute and "
-                 "redistributions paid again, memory freed in between); full: recompute every "
-                 "tensor that can be (docs/recompute.md)")
+                 "redistributions paid again, memory freed in between); full: whole layers, as "
+                 "torchtitan's full activation checkpointing (each layer keeps its outputs and re-runs "
+                 "the rest before its first backward read) (docs/recompute.md)")
       ->check(CLI::IsMember({"none", "auto", "full"}))
       ->capture_default_str();
 }
