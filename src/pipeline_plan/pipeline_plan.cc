@@ -11,6 +11,7 @@
 #include "pipeline/lower.h"
 #include "pipeline/stages.h"
 #include "pipeline_runtime/partition.h"
+#include "pipeline_runtime/stage_recompute.h"
 #include "planner/baselines.h"
 #include "memory/step_memory.h"
 #include "planner/memory_bound.h"
@@ -74,6 +75,7 @@ double saved_bytes(const Graph& graph, const Plan& plan, const pipeline::StagePr
   std::set<NodeId> kept_from;
   for (NodeId v : program.forward) kept_from.insert(v);
   for (const pipeline::Value& in : program.activations_in) kept_from.insert(in.node);
+  for (NodeId v : program.rerun) kept_from.erase(v);  // made again in the backward
   std::set<NodeId> saved;
   for (NodeId u : program.backward) {
     for (NodeId x : graph.node(u).inputs) {
@@ -219,6 +221,7 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
   if (!stages) return stages.error();
   Expected<std::vector<pipeline::StageProgram>> programs = pipeline::partition_stages(graph, *stages);
   if (!programs) return programs.error();
+  if (pipeline_options.recompute_layers) pipeline::add_layer_recomputation(graph, *programs);
   result.node_stage.assign(static_cast<size_t>(graph.size()), -1);
   for (const pipeline::StageProgram& program : *programs) {
     for (const std::vector<NodeId>* nodes : {&program.forward, &program.backward}) {
@@ -262,6 +265,8 @@ Expected<PipelinePlan> make_pipeline_plan(const Graph& graph, const PlanOptions&
     cost.rank = result.schedule.stage_to_rank[s];
     cost.units = (*stages)[s].units;
     cost.nodes = static_cast<int32_t>(program.forward.size() + program.backward.size());
+    for (NodeId v : program.backward)  // a re-run is a forward node run again, not another node
+      cost.nodes -= std::binary_search(program.rerun.begin(), program.rerun.end(), v) ? 1 : 0;
     cost.durations.f = sum_over(program.forward, times.per_microbatch);
     cost.durations.b = sum_over(program.backward, times.per_microbatch);
     cost.durations.i = sum_over(program.input_grad, times.per_microbatch);

@@ -56,6 +56,11 @@ struct PipelineOptions {
   std::string baseline;
   // The stage cut as units per stage (a plan read back); empty: cut by cost.
   std::vector<std::vector<std::string>> stage_units;
+  // Whole-layer recomputation in every stage (--recompute full;
+  // pipeline_runtime/stage_recompute.h): the re-runs are in the stages'
+  // backward durations and the memory walk. The stage groups are solved
+  // keeping every activation.
+  bool recompute_layers = false;
 };
 
 struct PipelineStageCost {
@@ -124,6 +129,7 @@ struct PipelineSearchSpace {
   std::optional<pipeline::ScheduleKind> schedule;  // else all four
   int32_t interleaved_stages_per_rank = 2;         // V of an interleaved candidate
   std::string baseline;  // every candidate's stage groups take that expert layout
+  bool recompute_layers = false;  // every candidate re-runs whole layers (PipelineOptions)
 };
 struct PipelineCandidate {
   PipelineOptions options;

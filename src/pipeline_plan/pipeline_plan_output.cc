@@ -38,9 +38,10 @@ std::string pipeline_plan_summary(const Graph& graph, const PipelinePlan& plan) 
   const PipelineOptions& o = plan.options;
   std::string out = fmt::format(
       "pipeline: degree {} along mesh dim 0, stage groups on mesh {} ({}), schedule {}, {} microbatches, {} "
-      "stage(s) per rank\n",
+      "stage(s) per rank{}\n",
       o.degree, fmt::join(plan.sub_mesh, "x"), o.baseline.empty() ? "solved" : "baseline " + o.baseline,
-      pipeline::schedule_kind_name(o.schedule), o.microbatches, o.stages_per_rank);
+      pipeline::schedule_kind_name(o.schedule), o.microbatches, o.stages_per_rank,
+      o.recompute_layers ? ", whole layers recomputed in each stage's backward (B includes the re-runs)" : "");
   out += fmt::format("{:>5} {:>4}  {:<36} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n", "stage", "rank",
                      "units", "nodes", "F ms", "B ms", "send ms", "sync ms", "update ms", "static MiB",
                      "saved MiB");
@@ -157,6 +158,7 @@ std::string pipeline_plan_json(const Graph& graph, const PipelinePlan& plan) {
   p["microbatches"] = o.microbatches;
   p["stages_per_rank"] = o.stages_per_rank;
   p["stage_groups"] = o.baseline.empty() ? std::string("solved") : o.baseline;
+  if (o.recompute_layers) p["recompute"] = "full";
   p["step_time_s"] = plan.step_time_s;
   p["makespan_s"] = plan.simulation.makespan;
   p["bubble_fraction"] = plan.simulation.bubble_fraction();

@@ -120,6 +120,12 @@ Expected<std::optional<PipelineSection>> read_pipeline_section(const std::string
     }
     section.options.stage_units.push_back(std::move(units));
   }
+  if (p.contains("recompute")) {
+    if (p["recompute"] != "full" && p["recompute"] != "none") {
+      return make_error("the pipeline section's \"recompute\" must be \"full\" or \"none\"");
+    }
+    section.options.recompute_layers = p["recompute"] == "full";
+  }
   if (p.contains("stage_groups") && p["stage_groups"].is_string() && p["stage_groups"] != "solved") {
     section.options.baseline = p["stage_groups"].get<std::string>();
   }

@@ -85,6 +85,7 @@ Expected<PipelineSearch> search_pipeline(const MicrobatchGraph& microbatch_graph
       refused.options.microbatches = microbatches;
       refused.options.stages_per_rank = 0;
       refused.options.baseline = space.baseline;
+      refused.options.recompute_layers = space.recompute_layers;
       Expected<Graph> graph = microbatch_graph(microbatches);
       const int32_t units = graph ? layer_units(*graph) : 0;
       if (!graph || units < degree) {

@@ -32,6 +32,7 @@ StageKeepRules keep_rules(const Graph& graph, const StageProgram& p) {
   for (const Value& v : p.activations_out) sent[static_cast<size_t>(v.node)] = true;
   if (p.loss != kNoNode) sent[static_cast<size_t>(p.loss)] = true;
   rules.after_forward = either(rules.read_by_backward, sent);
+  for (NodeId v : p.rerun) rules.after_forward[static_cast<size_t>(v)] = false;  // re-run, not kept
   rules.sent_grads = mark(graph, p.grads_out);
   rules.after_backward = either(rules.sent_grads, mark(graph, p.param_grads));
   rules.after_input_grad = either(inputs_of(graph, p.weight_grad), rules.after_backward);

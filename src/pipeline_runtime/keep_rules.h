@@ -3,8 +3,10 @@
 // (stage_worker.cc) drops by these rules and the memory model
 // (pipeline_memory.h) counts by them, so the two cannot drift apart.
 //
-//   after F     what the stage's backward reads, what it sends or hands to
-//               the next stage, and the loss;
+//   after F     what the stage's backward reads (with whole-layer
+//               recomputation, what its re-runs read, but not the re-run
+//               nodes themselves: stage_recompute.h), what it sends or hands
+//               to the next stage, and the loss;
 //   after I     what W reads, the input gradients it sends, and the param
 //               gradients (until they are added to the step's sums);
 //   after B, W  the input gradients it sends (until SEND_B) and the param

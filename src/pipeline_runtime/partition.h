@@ -46,6 +46,9 @@ struct StageProgram {
   std::vector<NodeId> params;        // param placeholders whose gradient this stage computes
   std::vector<NodeId> param_grads;   // the gradient node of each, same order
   NodeId loss = kNoNode;             // the loss node (last stage only)
+  // Whole-layer recomputation (stage_recompute.h): forward nodes dropped
+  // after F and re-run inside the backward lists above, sorted; else empty.
+  std::vector<NodeId> rerun;
 };
 
 // One program per stage, in stage order. Errors name the stage, the node and

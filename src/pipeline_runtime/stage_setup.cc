@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "pipeline/lower.h"
+#include "pipeline_runtime/stage_recompute.h"
 #include "runtime/fault_injection.h"
 
 namespace autopar::pipeline {
@@ -188,6 +189,7 @@ Expected<PipelineSetup> build_plan(const Graph& micro, const Communicator& world
   Expected<std::vector<StageProgram>> programs = partition_stages(micro, setup.stages);
   if (!programs) return programs.error();
   setup.programs = std::move(*programs);
+  if (o.recompute_layers) add_layer_recomputation(micro, setup.programs);
   return setup;
 }
 

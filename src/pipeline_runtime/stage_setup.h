@@ -42,6 +42,8 @@ struct PipelineSetupOptions {
   std::optional<std::vector<GivenStageShapes>> stage_shapes;
   // A plan's cut (the units of every stage); empty: cut by `balance`.
   std::vector<std::vector<std::string>> stage_units;
+  // Whole-layer recomputation in every stage (stage_recompute.h).
+  bool recompute_layers = false;
   // Sharded boundaries (3-D runs): how this rank holds output `output` of
   // node `node`. Senders put it in each metadata message; receivers check it
   // against their own (the agreement rule), naming the value when they differ.

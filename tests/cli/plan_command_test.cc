@@ -141,6 +141,27 @@ TEST(PlanCommand, CompareCostsEachBaselineWithAndWithoutFullRecomputation) {
   EXPECT_GT(fitting, 0) << r.out;
 }
 
+// plan --pipeline --recompute full: every stage re-runs its layers in its
+// backward (B grows, ranks hold less); auto is a usage error naming full.
+TEST(PlanCommand, PipelineWithWholeLayersRecomputedHoldsLessAndTakesLonger) {
+  const std::string job = "plan --quiet --model llama3-8b --batch 32 --mesh 8x8 --pipeline 2 --format json";
+  testing::CliResult kept = run_autopar(job);
+  testing::CliResult rerun = run_autopar(job + " --recompute full");
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  nlohmann::json a = nlohmann::json::parse(kept.out), b = nlohmann::json::parse(rerun.out);
+  EXPECT_FALSE(a["pipeline"].contains("recompute"));
+  EXPECT_EQ(b["pipeline"]["recompute"], "full");
+  EXPECT_GT(b["pipeline"]["step_time_s"].get<double>(), a["pipeline"]["step_time_s"].get<double>());
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_LT(b["pipeline"]["ranks"][r]["peak_bytes"].get<double>(), a["pipeline"]["ranks"][r]["peak_bytes"].get<double>())
+        << "pipeline rank " << r;
+  }
+  testing::CliResult automatic = run_autopar("plan --quiet --model llama3-8b --mesh 8x8 --pipeline 2 --recompute auto");
+  EXPECT_EQ(automatic.exit_code, 2);
+  EXPECT_NE(automatic.err.find("use --recompute full"), std::string::npos) << automatic.err;
+}
+
 // Pins with --pipeline name the stage groups' mesh: on 2x2 with degree 2
 // that is one dim. A pin for the whole mesh's two dims is a usage error
 // that says so; auto degrees take no pins.

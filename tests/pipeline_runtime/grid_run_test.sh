@@ -6,7 +6,8 @@
 #   ok      exit 0; per step a "step K loss", a passing loss-and-gradients check
 #           line and a passing parameter check line; every rank's measured peak
 #           beside the memory model's and a passing memory check (within 5%);
-#           every step's measured time beside the prediction
+#           every step's measured time beside the prediction; a line matching
+#           PATTERN unless PATTERN is "check"
 #   refuse  exit non-zero within 60 s, every rank prints "refusing to run:" and
 #           PATTERN, no step ran
 # Args may contain @EXPORT:MODEL@: the model exported by
@@ -59,6 +60,7 @@ case $expect in
     ranks=$(echo "$out" | grep -c '^peak memory rank [0-9]* (pipeline rank [0-9]*): .* MiB (held tensors, [0-9]* B), model predicts ')
     [ "$ranks" -eq "$np" ] || fail "$ranks peak memory lines for $np ranks"
     echo "$out" | grep -q '^memory check: .*: OK$' || fail "no passing memory check"
+    [ "$pattern" = check ] || echo "$out" | grep -Eq -- "$pattern" || fail "no line matching: $pattern"
     ;;
   refuse)
     [ "$rc" -ne 0 ] || fail "the job exited 0"

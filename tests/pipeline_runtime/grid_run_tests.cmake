@@ -23,6 +23,15 @@ grid_run(llama_2x2_gpipe ok 4 check 240 ${GRID_LLAMA} --mesh 2x2 --pipeline 2 --
 grid_run(llama_2x2_zb-h1 ok 4 check 240 ${GRID_LLAMA} --mesh 2x2 --pipeline 2 --schedule zb-h1 --microbatches 4)
 grid_run(llama_2x2_interleaved_v2 ok 4 check 240 ${GRID_LLAMA} --mesh 2x2 --pipeline 2
          --schedule interleaved-1f1b --stages-per-rank 2 --microbatches 4)
+# Whole layers recomputed in each stage group's backward, re-runs redistributed
+# as the plan says; from flags and from a plan file that records it.
+grid_run(llama_2x2_1f1b_recompute_full ok 4 "whole layers recomputed" 240 ${GRID_LLAMA} --mesh 2x2 --pipeline 2
+         --schedule 1f1b --microbatches 4 --recompute full)
+grid_run(llama_2x2_recompute_full_from_plan_file ok 4 "whole layers recomputed" 240 --model llama3-debugmodel
+         --steps 2 --check
+         --plan @PLAN:--model,llama3-debugmodel,--mesh,2x2,--pipeline,2,--microbatches,4,--hardware,cpu,--recompute,full@)
+grid_run(recompute_auto_refused refuse 4 "--recompute auto (--recompute full works) does not work with a pipeline"
+         60 ${GRID_LLAMA} --mesh 2x2 --pipeline 2 --microbatches 4 --recompute auto)
 # A plan written by `autopar plan --pipeline 2 --format json`, run with --plan.
 grid_run(llama_2x2_from_plan_file ok 4 check 240 --model llama3-debugmodel --steps 2 --check
          --plan @PLAN:--model,llama3-debugmodel,--mesh,2x2,--pipeline,2,--microbatches,4,--hardware,cpu@)

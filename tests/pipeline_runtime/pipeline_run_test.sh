@@ -3,7 +3,8 @@
 #   pipeline_run_test.sh AUTOPAR EXPECT NP PATTERN [autopar pipeline args...]
 # EXPECT:
 #   ok        exit 0, one passing check line per step, every rank's peak memory
-#             beside the model's and a passing memory check (within 5%)
+#             beside the model's and a passing memory check (within 5%); a line
+#             matching PATTERN unless PATTERN is "check"
 #   refuse    exit non-zero within 60 s (startup under load included), every rank prints "refusing to run:" and PATTERN,
 #             no step ran
 #   disagree  like refuse, but only rank 0 is given --stage-shapes PATTERN_FILE (MPMD launch);
@@ -48,6 +49,7 @@ case $expect in
     ranks=$(echo "$out" | grep -c '^peak memory rank [0-9]*: .* MiB (held tensors, [0-9]* B), model predicts ')
     [ "$ranks" -eq "$np" ] || fail "$ranks peak memory lines for $np ranks"
     echo "$out" | grep -q '^memory check: .*: OK$' || fail "no passing memory check"
+    [ "$pattern" = check ] || echo "$out" | grep -Eq -- "$pattern" || fail "no line matching: $pattern"
     ;;
   phase)
     check_phase_end "$rc" "$end" "$pattern" "$out"

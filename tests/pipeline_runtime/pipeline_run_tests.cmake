@@ -27,6 +27,14 @@ pipeline_run(mlp_4_interleaved_v2 ok 4 check 180 ${MLP} --layers 6 --schedule in
 pipeline_run(llama_2_interleaved_v2 ok 2 check 180 ${LLAMA} --layers 2 --schedule interleaved-1f1b
              --stages-per-rank 2 --microbatches 4)
 
+# Whole layers recomputed in each stage's backward (--recompute full;
+# stage_recompute.h): the check and the memory model hold with the re-runs,
+# with B (1F1B) and with I and W apart (zb-h1).
+pipeline_run(llama_2_1f1b_recompute_full ok 2 "whole layers recomputed \\(128 nodes re-run in 2 stages\\)" 180
+             ${LLAMA} --layers 2 --schedule 1f1b --microbatches 4 --recompute full)
+pipeline_run(llama_2_zb-h1_recompute_full ok 2 "whole layers recomputed" 180 ${LLAMA} --layers 2
+             --schedule zb-h1 --microbatches 4 --recompute full)
+
 # AdamW: its state (two f32 moments per param element) is held from before
 # step 1, and the parameters after each step are checked.
 pipeline_run(mlp_2_1f1b_adamw ok 2 check 120 ${MLP} --schedule 1f1b --microbatches 4

@@ -106,8 +106,9 @@ int run_compare(CompareOptions& options) {
     }
   }
   if (!options.pipeline.empty() && options.plan.recompute != "none") {
-    return report_usage_error(fmt::format("--recompute {} does not work with --pipeline yet: stages are planned and "
-                                          "run keeping every activation",
+    return report_usage_error(fmt::format("--recompute {} does not work with compare --pipeline yet: the pipeline "
+                                          "baselines are costed keeping every activation; plan one with autopar "
+                                          "plan --pipeline N --recompute full",
                                           options.plan.recompute));
   }
   if (options.graph.model.empty() && options.graph.graph_file.empty()) options.graph.model = "llama3-8b";

@@ -19,6 +19,7 @@
 #include "graph_options.h"
 #include "pipeline_plan/pipeline_plan.h"
 #include "pipeline_runtime/pipeline_run.h"
+#include "pipeline_runtime/stage_recompute.h"
 
 namespace autopar {
 namespace {
@@ -39,6 +40,7 @@ struct PipelineCommandOptions {
   std::string stage_shapes;
   std::string balance = "auto";
   std::string hardware = "cpu";
+  std::string recompute = "none";
   FaultInjection faults;  // --inject-fault only
 };
 
@@ -82,6 +84,7 @@ Expected<PipelinePlan> predicted_step(const Graph& micro, const pipeline::Pipeli
   pipeline_options.microbatches = o.microbatches;
   pipeline_options.stages_per_rank = o.stages_per_rank;
   for (const pipeline::Stage& s : setup.stages) pipeline_options.stage_units.push_back(s.units);
+  pipeline_options.recompute_layers = o.recompute == "full";
   Expected<PipelinePlan> plan = make_pipeline_plan(micro, plan_options, pipeline_options);
   if (!plan) return plan.error();
   return price_for_footprint(micro, plan_options, *plan);
@@ -151,7 +154,8 @@ int run_pipeline(const PipelineCommandOptions& o) {
     Expected<HardwareProfile> hardware = load_hardware(o.hardware);
     if (!hardware) return refuse(hardware.error().message);
     PipelineSetupOptions setup_options{*kind, o.microbatches, o.stages_per_rank, std::nullopt,
-                                       &*hardware, std::nullopt, {}, {}};
+                                       &*hardware, std::nullopt, {}, false, {}};
+    setup_options.recompute_layers = o.recompute == "full";
     if (o.balance != "auto") {
       setup_options.balance = o.balance == "cost" ? pipeline::StageBalance::kCost
                                                   : pipeline::StageBalance::kCount;
@@ -172,9 +176,9 @@ int run_pipeline(const PipelineCommandOptions& o) {
     if (!inference_s) world.abort(inference_s.error());
     if (rank == 0) {
       fmt::print("pipeline: {} on {} ranks, {} stages, schedule {}, {} microbatches of {}, {} steps, "
-                 "{} lr {:g}, seed {}\n",
+                 "{} lr {:g}, seed {}{}\n",
                  full->name, world.size(), setup->stages.size(), o.schedule, o.microbatches, *rows,
-                 o.steps, o.optimizer, o.lr, o.seed);
+                 o.steps, o.optimizer, o.lr, o.seed, pipeline::rerun_summary(setup->programs));
       std::fflush(stdout);
     }
     PipelineRunOptions run;
@@ -219,6 +223,12 @@ Command add_pipeline_command(CLI::App& parent) {
   app->add_option("--stage-shapes", o->stage_shapes,
                   "JSON of each stage's input/output metas: skip inference, check them instead")
       ->type_name("FILE");
+  app->add_option("--recompute", o->recompute,
+                  "none: every stage keeps what its backward reads; full: whole layers, as torchtitan's full "
+                  "activation checkpointing: each stage drops its layers' activations after the forward and "
+                  "re-runs them in the backward (docs/recompute.md)")
+      ->check(CLI::IsMember({"none", "full"}))
+      ->capture_default_str();
   app->add_option("--balance", o->balance,
                   "Cut stages by layer count or by cost; auto: count, else cost when the layers "
                   "cannot be spread evenly")

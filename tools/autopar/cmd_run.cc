@@ -58,7 +58,7 @@ std::string grid_refusal(const RunCommandOptions& o) {
   if (!o.torch_values.empty()) return "--check-against-torch";
   if (o.check_nodes) return "--check-nodes";
   if (!o.trace.empty()) return "--trace";
-  if (o.plan.recompute != "none") return "--recompute";
+  if (o.plan.recompute == "auto") return "--recompute auto (--recompute full works)";
   if (!o.memory_by_node.empty()) return "--memory-by-node";
   if (!o.faults.fail_at_node.empty() || !o.faults.kill_at_node.empty() || !o.faults.corrupt_at_node.empty()) {
     return "--fail-at-node, --kill-at-node or --corrupt-at-node (--inject-fault works)";

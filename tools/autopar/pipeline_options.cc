@@ -61,11 +61,11 @@ Status resolve_pipeline_options(PlanCliOptions& plan, PipelineCliOptions& pipeli
       plan.baseline = (*layout)->stage_baseline;
     }
   }
-  if (!pipeline.pipeline.empty() && plan.recompute != "none") {
+  if (!pipeline.pipeline.empty() && plan.recompute == "auto") {
     return make_error_of(ErrorKind::kUsage,
-                         "--recompute {} does not work with --pipeline yet: stages are planned and run keeping every "
-                         "activation (leave out --recompute, or plan without --pipeline)",
-                         plan.recompute);
+                         "--recompute auto does not work with --pipeline yet: the ILP chooses recomputation for one "
+                         "SPMD step, not per pipeline stage; use --recompute full (whole layers re-run in each "
+                         "stage's backward) or plan without --pipeline");
   }
   if (pipeline.pipeline.empty() &&
       (!pipeline.schedule.empty() || !pipeline.microbatches.empty() || pipeline.stages_per_rank != 1)) {
@@ -107,6 +107,10 @@ std::variant<PlannedPipeline, Error> plan_pipeline(const GraphOptions& graph_in,
   // A baseline applies to each stage group's sub-mesh, not to the whole mesh.
   PlanCliOptions whole_mesh = plan_cli;
   whole_mesh.baseline.clear();
+  // --recompute full re-runs whole layers in the stages (PipelineOptions);
+  // the stage groups are solved keeping every activation.
+  const bool recompute_layers = plan_cli.recompute == "full";
+  whole_mesh.recompute = "none";
   // Pins name the stage groups' mesh (the pipeline takes dim 0): they are
   // read against it, so they need a fixed degree.
   whole_mesh.pins.clear();
@@ -137,6 +141,7 @@ std::variant<PlannedPipeline, Error> plan_pipeline(const GraphOptions& graph_in,
     space.schedule = kind;
     if (options.stages_per_rank > 1) space.interleaved_stages_per_rank = options.stages_per_rank;
     space.baseline = baseline;
+    space.recompute_layers = recompute_layers;
     Expected<PipelineSearch> found = search_pipeline(micro_graph, *plan_options, space);
     if (!found) return found.error();
     out.search = "pipeline search (one solve per degree and microbatch count, shared by its schedules):\n" +
@@ -149,6 +154,7 @@ std::variant<PlannedPipeline, Error> plan_pipeline(const GraphOptions& graph_in,
     pipeline_options.schedule = *kind;
     pipeline_options.stages_per_rank = options.stages_per_rank;
     pipeline_options.baseline = baseline;
+    pipeline_options.recompute_layers = recompute_layers;
     pipeline_options.microbatches = *microbatches ? **microbatches : 2 * **degree;
     Expected<Graph> micro = micro_graph(pipeline_options.microbatches);
     if (!micro) return usage(micro.error().message);

@@ -10,6 +10,7 @@
 #include "pipeline/stage_meta.h"
 #include "pipeline_plan/pipeline_plan.h"
 #include "pipeline_runtime/grid_run.h"
+#include "pipeline_runtime/stage_recompute.h"
 #include "runtime/plan_reader.h"
 
 namespace autopar {
@@ -82,6 +83,7 @@ Expected<GridPlan> make_grid_plan(const RunGridInput& in, const GridGraphs& grap
   PlanCliOptions cli = in.plan;
   cli.mesh = fmt::format("{}", fmt::join(mesh, "x"));
   cli.baseline.clear();
+  cli.recompute = "none";  // the stage groups keep every activation; the stages re-run layers (PipelineOptions)
   Expected<PlanOptions> plan_options = to_plan_options(cli, graphs.micro);
   if (!plan_options) return plan_options.error();
   Expected<std::vector<int64_t>> sub = pipeline_sub_mesh(mesh, options.degree);
@@ -170,6 +172,7 @@ int run_grid(RunGridInput in, const Communicator& world) {
     return refuse(sub.error().message);
   }
   if (!in.plan.baseline.empty()) options.baseline = in.plan.baseline;
+  if (in.plan.recompute == "full") options.recompute_layers = true;
   if (Expected<std::optional<DegreeLayout>> layout = parse_degree_layout(in.plan.baseline, mesh); !layout) {
     return refuse(layout.error().message);
   } else if (*layout) {
@@ -201,16 +204,18 @@ int run_grid(RunGridInput in, const Communicator& world) {
   setup_options.microbatches = options.microbatches;
   setup_options.stages_per_rank = options.stages_per_rank;
   for (const PipelineStageCost& s : plan.stages) setup_options.stage_units.push_back(s.units);
+  setup_options.recompute_layers = options.recompute_layers;
   setup_options.boundary_layout = [&runner](NodeId v, int32_t o) { return runner.layout(v, o); };
   const Graph& full = graphs->full ? *graphs->full : graphs->micro;
   Expected<pipeline::PipelineSetup> setup = pipeline::setup_pipeline(full, graphs->micro, *pipe, setup_options);
   if (!setup) return refuse(setup.error().message);
   if (rank == 0) {
     fmt::print("run: {} on mesh {} ({} ranks): pipeline {} along dim 0 x stage groups on {} ({}), schedule {}, {} "
-               "microbatches, {} stage(s) per rank, {} steps, {} lr {:g}, seed {}\n",
+               "microbatches, {} stage(s) per rank, {} steps, {} lr {:g}, seed {}{}\n",
                graphs->micro.name, fmt::join(mesh, "x"), world.size(), options.degree, fmt::join(plan.sub_mesh, "x"),
                plan.spmd.label, pipeline::schedule_kind_name(options.schedule), options.microbatches,
-               options.stages_per_rank, in.steps, optimizer_name(*kind), in.lr, in.seed);
+               options.stages_per_rank, in.steps, optimizer_name(*kind), in.lr, in.seed,
+               pipeline::rerun_summary(setup->programs));
     std::fflush(stdout);
   }
   pipeline::GridRunOptions run;
