@@ -259,10 +259,13 @@ namespace {
 // The largest phase at one position (step_memory.h): while operand `index`
 // is redistributed, while the kernel runs, or while the output `index`
 // completed there is reduced.
+// Or, at a restore position, while a re-run runs (kReRun: `index` the
+// re-run, `operand` its operand being copied or -1 for its kernel).
 struct Phase {
-  enum Kind : uint8_t { kOperand, kKernel, kReduction } kind = kKernel;
+  enum Kind : uint8_t { kOperand, kKernel, kReduction, kReRun } kind = kKernel;
   size_t index = 0;
   double bytes = 0;
+  int32_t operand = -1;
 };
 
 // A view whose operand is redistributed views the copy: it is the view's own
@@ -292,6 +295,61 @@ Phase largest_phase(double live, double own, const std::vector<Copy>& operands,
     const Transient& t = reductions[k].t;
     if (live + reduced + t.peak > best.bytes) best = {Phase::kReduction, k, live + reduced + t.peak};
     reduced += t.result;
+  }
+  return best;
+}
+
+// Re-runs (recompute.h) before the node at a position: in run order, each
+// node and the bytes its restored storage piece allocates there.
+struct ReRun {
+  NodeId node = kNoNode;
+  double bytes = 0;
+};
+
+std::vector<std::vector<ReRun>> reruns_by_position(const Graph& graph, const std::vector<char>* recompute,
+                                                   const std::vector<StepHolding>& holdings,
+                                                   std::span<const StrategyIdx> choice) {
+  std::vector<std::vector<ReRun>> at_position(at(graph.size()));
+  if (!recompute || recompute->empty()) return at_position;
+  const RecomputeCandidates candidates = recompute_candidates_for(graph, *recompute);
+  std::vector<int32_t> restore_of(at(graph.size()), -1);
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (!(*recompute)[at(v)] || !candidates.is_candidate(v)) continue;
+    for (NodeId x : candidates.rerun[at(v)]) restore_of[at(x)] = candidates.window[at(v)].restore_at;
+  }
+  std::vector<double> bytes(at(graph.size()), 0.0);
+  for (const StepHolding& h : holdings) {
+    const int32_t p = restore_of[at(h.tensor)];
+    if (p >= 0 && h.start == p && h.tensor < p) bytes[at(h.tensor)] += h.bytes[static_cast<size_t>(choice[at(h.node)])];
+  }
+  for (NodeId x = 0; x < graph.size(); ++x)
+    if (restore_of[at(x)] >= 0) at_position[at(restore_of[at(x)])].push_back({x, bytes[at(x)]});
+  return at_position;
+}
+
+// The largest moment of the re-runs before the node at a position: each
+// re-run's operand copies made one after another, then its output, beside
+// what the position held before them (`before`) and the re-runs already made.
+struct ReRunPeak {
+  double bytes = 0;
+  size_t rerun = 0;      // which re-run
+  int32_t operand = -1;  // its operand being copied; -1: its kernel
+};
+
+ReRunPeak largest_rerun_phase(double before, const std::vector<ReRun>& reruns,
+                              const std::vector<std::vector<Copy>>& operands) {
+  ReRunPeak best;
+  double made = 0;
+  for (size_t i = 0; i < reruns.size(); ++i) {
+    double copies = 0;
+    const std::vector<Copy>& list = operands[at(reruns[i].node)];
+    for (size_t k = 0; k < list.size(); ++k) {
+      const double now = before + made + copies + list[k].t.peak;
+      if (now > best.bytes) best = {now, i, static_cast<int32_t>(k)};
+      if (list[k].result_is_a_buffer) copies += list[k].t.result;
+    }
+    made += reruns[i].bytes;
+    if (before + made + copies > best.bytes) best = {before + made + copies, i, -1};
   }
   return best;
 }
@@ -371,6 +429,13 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     delta[static_cast<size_t>(h.end) + 1].add(h.kind, -b);
     if (is_own(h)) own[static_cast<size_t>(h.start)].add(h.kind, b);
   }
+  const std::vector<std::vector<ReRun>> reruns = reruns_by_position(graph, recompute, holdings, choice);
+  // The re-runs at p not yet made in a kReRun phase.
+  auto unmade = [&](size_t p, const Phase& phase) {
+    double bytes = 0;
+    for (size_t i = phase.index + (phase.operand >= 0 ? 0 : 1); i < reruns[p].size(); ++i) bytes += reruns[p][i].bytes;
+    return bytes;
+  };
   timeline.positions.resize(n);
   std::vector<Phase> phases(n);
   MemoryParts now;
@@ -382,11 +447,18 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
     now.activations += delta[p].activations;
     const auto v = static_cast<int32_t>(p);
     Phase phase = largest_phase(now.total(), own[p].total(), operands[p], reductions[p]);
+    if (!reruns[p].empty()) {  // before the node: its re-runs, all held at p
+      double restored = 0;
+      for (const ReRun& r : reruns[p]) restored += r.bytes;
+      ReRunPeak rp = largest_rerun_phase(now.total() - own[p].total() - restored, reruns[p], operands);
+      if (rp.bytes > phase.bytes) phase = {Phase::kReRun, rp.rerun, rp.bytes, rp.operand};
+    }
     MemoryParts parts = now;
-    if (phase.kind == Phase::kOperand) {  // the kernel's outputs are not allocated yet
+    if (phase.kind == Phase::kOperand || phase.kind == Phase::kReRun) {  // the kernel's outputs are not allocated yet
       parts.grads -= own[p].grads;
       parts.activations -= own[p].activations;
     }
+    if (phase.kind == Phase::kReRun) parts.activations -= unmade(p, phase);
     parts.comm_buffers = phase.bytes - parts.total();
     timeline.positions[p] = parts;
     phases[p] = phase;
@@ -399,17 +471,30 @@ MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& sg,
   const Phase& phase = phases[static_cast<size_t>(peak)];
   timeline.peak_node = peak;
   timeline.peak = timeline.positions[static_cast<size_t>(peak)];
+  std::vector<char> not_yet(n, 0);  // re-runs a kReRun peak has not made
+  if (phase.kind == Phase::kReRun) {
+    const auto& list = reruns[static_cast<size_t>(peak)];
+    for (size_t i = phase.index + (phase.operand >= 0 ? 0 : 1); i < list.size(); ++i) not_yet[at(list[i].node)] = 1;
+  }
   for (const StepHolding& h : holdings) {
     if (h.start > peak || peak > h.end) continue;
-    if (phase.kind == Phase::kOperand && is_own(h) && h.start == peak) continue;
+    if ((phase.kind == Phase::kOperand || phase.kind == Phase::kReRun) && is_own(h) && h.start == peak) continue;
+    if (h.start == peak && not_yet[at(h.tensor)]) continue;
     LiveTensor t = describe(graph, sg, choice, h.tensor, h.node, h.kind);
     t.bytes = h.bytes[static_cast<size_t>(choice[at(h.node)])];
     t.start = h.start;
     t.end = h.end;
     timeline.live_at_peak.push_back(std::move(t));
   }
-  add_phase_buffers(graph, sg, choice, phase, peak, operands[static_cast<size_t>(peak)],
-                    reductions[static_cast<size_t>(peak)], timeline.live_at_peak);
+  if (phase.kind == Phase::kReRun) {  // the re-run's operand copies, as an operand phase of it
+    const NodeId x = reruns[static_cast<size_t>(peak)][phase.index].node;
+    const Phase as_own{phase.operand >= 0 ? Phase::kOperand : Phase::kKernel,
+                       static_cast<size_t>(std::max(phase.operand, 0)), phase.bytes};
+    add_phase_buffers(graph, sg, choice, as_own, peak, operands[at(x)], {}, timeline.live_at_peak);
+  } else {
+    add_phase_buffers(graph, sg, choice, phase, peak, operands[static_cast<size_t>(peak)],
+                      reductions[static_cast<size_t>(peak)], timeline.live_at_peak);
+  }
   std::stable_sort(timeline.live_at_peak.begin(), timeline.live_at_peak.end(),
                    [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
   return timeline;

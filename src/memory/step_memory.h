@@ -152,7 +152,9 @@ struct MemoryTimeline {
 // shards (sharding/placement.h) count at their padded piece, the largest any
 // device holds, unless `device` names one device by its mesh coordinate: then
 // that device's own pieces count (what `autopar run` holds each rank to).
-// recompute: as for step_holdings (null or empty: nothing recomputed).
+// recompute: as for step_holdings (null or empty: nothing recomputed); at a
+// restore position the re-runs run before the node, each with its operand
+// copies, and the largest moment among them is a phase of that position.
 MemoryTimeline step_memory(const Graph& graph, const StrategyGraph& strategies,
                            std::span<const StrategyIdx> choice,
                            std::span<const StepRedistribution> redistributions,

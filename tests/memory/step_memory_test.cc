@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/hardware.h"
+#include "memory/recompute.h"
 #include "planner/auto_plan.h"
 #include "sharding/mesh.h"
 
@@ -151,6 +152,55 @@ TEST(StepMemory, TheMemoryRowsCountTheSameHoldings) {
   }
   for (int count : intervals) EXPECT_LE(count, 1);
   EXPECT_EQ(intervals[static_cast<size_t>(t.w)], 1);  // w's reduced gradient, 5..5
+}
+
+// A layer re-run (memory/recompute.h, whole layers) gathers its sharded
+// operand again before the node that reads it: position 0 w (param
+// f32[8,1]), 1 x (input f32[64,8], S(0): 1024 B per device); layer
+// "layers.0": 2 a = mm(x, w) f32[64,1] (x gathered: a 2048 B copy), 3 c =
+// relu(a) (read by the loss: kept); 4 s = relu(c) (the loss), 5 r = add(a,
+// c) (a's first backward read: a is re-run before it), 6 w's gradient.
+TEST(StepMemory, AReRunGathersItsOperandAgainBeforeTheNodeThatReadsIt) {
+  Graph g;
+  NodeId w = g.add_placeholder("w", PlaceholderKind::kParam, {{8, 1}, DType::f32});
+  NodeId x = g.add_placeholder("x", PlaceholderKind::kInput, {{64, 8}, DType::f32});
+  NodeId a = *g.add(OpId::kMm, {x, w}, {}, "layers.0.mlp");
+  NodeId c = *g.add(OpId::kRelu, {a}, {}, "layers.0.mlp");
+  NodeId s = *g.add(OpId::kRelu, {c}, {}, "loss");
+  NodeId r = *g.add(OpId::kAddTensor, {a, c}, {}, "layers.0.mlp");
+  NodeId grad = *g.add(OpId::kRelu, {w});
+  g.add_output({s, OutputKind::kLoss});
+  g.add_output({grad, OutputKind::kGradient, w});
+  HardwareProfile hw = *load_hardware("h100");
+  Plan plan;
+  plan.mesh = *make_mesh({2}, hw, {});
+  plan.strategies = *build_strategy_graph(g, plan.mesh, hw);
+  plan.choice.assign(static_cast<size_t>(g.size()), 0);  // all Replicate but x
+  const NodeStrategies& xs = plan.strategies.nodes[static_cast<size_t>(x)];
+  for (StrategyIdx k = 0; k < xs.size(); ++k)
+    if (to_string(xs.output(k, 0)) == "S(0)") plan.choice[static_cast<size_t>(x)] = k;
+  plan.summary.memory_budget = 1e12;
+  evaluate_plan(g, plan);
+  const MemoryTimeline kept = plan_memory(g, plan);
+  ASSERT_TRUE(find_layer_recompute(g).is_candidate(a));
+  plan.recompute.assign(static_cast<size_t>(g.size()), 0);
+  plan.recompute[static_cast<size_t>(a)] = kLayerMark;
+  evaluate_plan(g, plan);
+  const MemoryTimeline m = plan_memory(g, plan);
+  // The forward's a at 2: the gathered copy (2048 B) and a (256 B) beside
+  // what is held all step. Before r at 5, the same re-run beside c and s
+  // (256 B each), which the forward did not hold yet: the peak.
+  EXPECT_DOUBLE_EQ(m.positions[2].comm_buffers, 2048);
+  EXPECT_EQ(m.peak_position, r);
+  EXPECT_DOUBLE_EQ(m.peak_bytes, m.positions[2].total() + 512);
+  EXPECT_DOUBLE_EQ(m.peak.comm_buffers, 2048);
+  EXPECT_DOUBLE_EQ(listed_sum(m), m.peak_bytes);
+  // Keeping a, r's position holds no copy.
+  EXPECT_DOUBLE_EQ(kept.positions[static_cast<size_t>(r)].comm_buffers, 0);
+  EXPECT_LT(kept.positions[static_cast<size_t>(r)].total(), m.peak_bytes);
+  // The re-run's gather is counted twice in the step's communication.
+  EXPECT_EQ(plan.summary.recomputed_layers, 1);
+  EXPECT_GT(plan.summary.recompute_comm_s, 0);
 }
 
 TEST(StepMemory, PlanWithoutAChoiceGivesAnEmptyTimeline) {
