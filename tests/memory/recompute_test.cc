@@ -36,6 +36,18 @@ struct WindowStep {
   }
 };
 
+// Every node Replicate on 2 devices, evaluated.
+Plan replicated_plan(const Graph& g) {
+  HardwareProfile hw = *load_hardware("h100");
+  Plan plan;
+  plan.mesh = *make_mesh({2}, hw, {});
+  plan.strategies = *build_strategy_graph(g, plan.mesh, hw);
+  plan.choice.assign(static_cast<size_t>(g.size()), 0);
+  plan.summary.memory_budget = 1e12;
+  evaluate_plan(g, plan);
+  return plan;
+}
+
 TEST(Recompute, OnlyAForwardActivationReadAgainLaterHasAWindow) {
   WindowStep t;
   RecomputeCandidates c = find_recompute_candidates(t.g);
@@ -75,13 +87,7 @@ TEST(Recompute, AReRunMustNotReadAValueAlreadyLetGo) {
 
 TEST(Recompute, TheStepDoesNotHoldARecomputedActivationInsideItsWindow) {
   WindowStep t;
-  HardwareProfile hw = *load_hardware("h100");
-  Plan plan;
-  plan.mesh = *make_mesh({2}, hw, {});
-  plan.strategies = *build_strategy_graph(t.g, plan.mesh, hw);
-  plan.choice.assign(static_cast<size_t>(t.g.size()), 0);  // all Replicate
-  plan.summary.memory_budget = 1e12;
-  evaluate_plan(t.g, plan);
+  Plan plan = replicated_plan(t.g);
   MemoryTimeline kept = plan_memory(t.g, plan);
   const double compute_kept = plan.summary.compute_s;
   plan.recompute.assign(static_cast<size_t>(t.g.size()), 0);
@@ -150,13 +156,7 @@ TEST(Recompute, AWholeLayerReRunsWhatTheBackwardReadsAndWhatMakesIt) {
 
 TEST(Recompute, AWholeLayerIsHeldOutsideItsWindowAndAtItsReRun) {
   LayerStep t;
-  HardwareProfile hw = *load_hardware("h100");
-  Plan plan;
-  plan.mesh = *make_mesh({2}, hw, {});
-  plan.strategies = *build_strategy_graph(t.g, plan.mesh, hw);
-  plan.choice.assign(static_cast<size_t>(t.g.size()), 0);  // all Replicate
-  plan.summary.memory_budget = 1e12;
-  evaluate_plan(t.g, plan);
+  Plan plan = replicated_plan(t.g);
   MemoryTimeline kept = plan_memory(t.g, plan);
   const double compute_kept = plan.summary.compute_s;
   plan.recompute.assign(static_cast<size_t>(t.g.size()), 0);
