@@ -27,3 +27,6 @@ rc=$?
 echo "$out"
 [ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
 echo "$out" | grep -q '^torch check: .*: OK$' || { echo "FAIL: no passing torch check line"; exit 1; }
+if [[ " $* " == *" --recompute full "* ]]; then
+  echo "$out" | grep -Eq '^run: .*, [0-9]+ whole layers recomputed' || { echo "FAIL: no layer recomputed"; exit 1; }
+fi
