@@ -21,9 +21,12 @@
 // its own between them (operand index kRecomputeExclusive), 0 everywhere
 // but the recomputed-recomputed corner, which it forbids.
 //
-// kFull recomputes every candidate it can (pins the recomputed half): in
-// graph order, each one not excluded by a producer already chosen. kNone builds
-// nothing and the problem is exactly the one without recomputation.
+// kFull re-runs whole layers: its candidates are find_layer_recompute's
+// (every re-run node of a layer, each with rerun = {itself}, no exclusive
+// pairs), all pinned to the recomputed half; a layer one of whose nodes cannot
+// be doubled (its layer-repeated group has a member that is no candidate) is
+// left whole, kept. kNone builds nothing and the problem is exactly the one
+// without recomputation.
 #pragma once
 
 #include <cstdint>
