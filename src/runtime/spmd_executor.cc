@@ -57,6 +57,12 @@ SpmdExecutor::SpmdExecutor(const Graph& graph, const Plan& plan, const SpmdMesh&
     if (last != kKeptAllStep) last = std::max(last, g.node);
     paired_at_[static_cast<size_t>(g.node)].push_back(k);
   }
+  // A value nothing reads (and no output) goes right after its node runs, as
+  // the memory model (liveness.h) lets it go; kept, it would be held, and
+  // counted, until the next step overwrote it.
+  for (NodeId v = 0; v < graph.size(); ++v) {
+    if (last_use_[static_cast<size_t>(v)] < 0 && !graph.node(v).is_placeholder()) last_use_[static_cast<size_t>(v)] = v;
+  }
   values_.resize(static_cast<size_t>(graph.size()));
   reduced_.resize(graph.outputs().size());
   plan_recomputation();
