@@ -73,12 +73,12 @@ struct LayerFacts {
 };
 
 // Marks, for the layer `members` (graph order; in_layer per node), the nodes
-// re-run at the returned position (-1: none).
+// re-run at the returned position (-1: none). `kept` and `needed` are per-node
+// scratch, 0 outside the layer on entry; only members' entries are written.
 int32_t choose_layer_reruns(const LayerFacts& f, const std::vector<NodeId>& members,
-                            const std::vector<char>& in_layer, std::vector<char>& needed) {
+                            const std::vector<char>& in_layer, std::vector<char>& kept, std::vector<char>& needed) {
   const Graph& graph = f.graph;
   auto root = [&](NodeId v) { return f.live.storage_root[at(v)]; };
-  std::vector<char> kept(at(graph.size()), 0);
   for (NodeId v : members) {
     NodeId r = root(v);
     bool outside = !in_layer[at(r)] || f.live.role[at(r)] != StorageRole::kActivation || f.output_storage[at(r)];
@@ -98,7 +98,7 @@ int32_t choose_layer_reruns(const LayerFacts& f, const std::vector<NodeId>& memb
         if (m != kNoNode && in_layer[at(m)] && (kept[at(v)] || kept[at(m)])) kept[at(v)] = kept[at(m)] = 1;
       }
     }
-    std::fill(needed.begin(), needed.end(), 0);
+    for (NodeId v : members) needed[at(v)] = 0;
     for (auto it = members.rbegin(); it != members.rend(); ++it) {
       NodeId v = *it;
       if (kept[at(v)]) continue;
@@ -184,13 +184,15 @@ RecomputeCandidates find_layer_recompute(const Graph& graph) {
     members[l].push_back(v);
     c.layer[at(v)] = static_cast<int32_t>(l);
   }
-  std::vector<char> in_layer(at(graph.size()), 0), needed(at(graph.size()), 0);
+  // Per-node scratch, written for one layer's members and cleared after it.
+  std::vector<char> in_layer(at(graph.size()), 0), kept(at(graph.size()), 0), needed(at(graph.size()), 0);
   for (size_t l = 0; l < members.size(); ++l) {
     for (NodeId v : members[l]) in_layer[at(v)] = 1;
-    const int32_t restore_at = choose_layer_reruns(f, members[l], in_layer, needed);
+    const int32_t restore_at = choose_layer_reruns(f, members[l], in_layer, kept, needed);
     for (NodeId v : members[l]) {
-      in_layer[at(v)] = 0;
-      if (restore_at < 0 || !needed[at(v)]) continue;
+      const bool rerun = restore_at >= 0 && needed[at(v)];
+      in_layer[at(v)] = kept[at(v)] = needed[at(v)] = 0;
+      if (!rerun) continue;
       NodeId r = live.storage_root[at(v)];
       c.window[at(v)] = {std::max(reads.last_forward[at(r)], v), restore_at};
       c.rerun[at(v)] = {v};

@@ -12,10 +12,24 @@ planner=$1 runner=$2
 model=(--model llama3-debugmodel --layers 2 --batch 8 --seq 128 --mesh 4)
 budget=0.0245       # GB: between the least peaks with (22.08 MiB) and without (25.58 MiB)
 none_budget=0.0275  # GB: where a plan without recomputation fits
-fail() { echo "FAIL: $*"; exit 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: also seen from inside $(checked_run ...)
 run() {
   timeout $((240 * ${AUTOPAR_TEST_TIMEOUT_SCALE:-1})) mpirun --allow-run-as-root --oversubscribe -np 4 \
     -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$runner" run "${model[@]}" --steps 2 --check "$@" 2>&1
+}
+# checked_run MODE HEADER_PATTERN PLAN_FILE: runs the plan and requires the
+# header to match, loss and gradients, the memory check and the comm bytes.
+checked_run() {
+  local out rc
+  out=$(run --plan "$3")
+  rc=$?
+  echo "$out" >&2
+  [ "$rc" -eq 0 ] || fail "--recompute $1 run exited $rc"
+  echo "$out" | grep -Eq "$2" || fail "$1: no line matching $2"
+  echo "$out" | grep -q '^check: .*: OK$' || fail "$1: loss or gradients differ from the single process"
+  echo "$out" | grep -q '^memory check: .*: OK$' || fail "$1: measured peak not within 5% of the prediction"
+  echo "$out" | grep -q '^comm bytes: measured == plan$' || fail "$1: the re-runs' communication differs from the plan"
+  echo "$out"
 }
 measured_peak() { sed -n 's/^peak memory per rank \([0-9.]*\) MiB.*/\1/p' <<<"$1"; }
 
@@ -30,14 +44,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$planner" plan "${model[@]}" --memory-gb $budget --recompute auto --quiet --format json --out "$dir/auto.json" ||
   fail "autopar plan --recompute auto failed"
-auto=$(run --plan "$dir/auto.json")
-rc=$?
-echo "$auto"
-[ "$rc" -eq 0 ] || fail "--recompute auto run exited $rc"
-echo "$auto" | grep -Eq '^run: .*, [0-9]+ activations recomputed' || fail "the plan recomputes nothing"
-echo "$auto" | grep -q '^check: .*: OK$' || fail "loss or gradients differ from the single process"
-echo "$auto" | grep -q '^memory check: .*: OK$' || fail "measured peak not within 5% of the prediction"
-echo "$auto" | grep -q '^comm bytes: measured == plan$' || fail "the re-runs' communication differs from the plan"
+auto=$(checked_run auto '^run: .*, [0-9]+ activations recomputed' "$dir/auto.json") || exit 1
 
 # A plan file that recomputes what cannot be (a placeholder) is refused.
 /usr/bin/python3 - "$dir/auto.json" "$dir/bad.json" <<'PY'
@@ -56,14 +63,7 @@ echo "$bad" | grep -q "cannot be recomputed" || fail "the refusal does not say w
 # every layer re-run at its first backward read, chains included.
 "$planner" plan "${model[@]}" --memory-gb $budget --recompute full --quiet --format json --out "$dir/full.json" ||
   fail "autopar plan --recompute full failed"
-full=$(run --plan "$dir/full.json")
-rc=$?
-echo "$full" | grep -E '^(run|check|peak memory|memory check|comm bytes)'
-[ "$rc" -eq 0 ] || fail "--recompute full run exited $rc"
-echo "$full" | grep -Eq '^run: .*, 2 whole layers recomputed' || fail "the plan does not re-run both layers"
-echo "$full" | grep -q '^check: .*: OK$' || fail "full: loss or gradients differ from the single process"
-echo "$full" | grep -q '^memory check: .*: OK$' || fail "full: measured peak not within 5% of the prediction"
-echo "$full" | grep -q '^comm bytes: measured == plan$' || fail "full: the re-runs' communication differs from the plan"
+full=$(checked_run full '^run: .*, 2 whole layers recomputed' "$dir/full.json") || exit 1
 
 # A plan file that re-runs only part of a layer is refused, naming the layer.
 /usr/bin/python3 - "$dir/full.json" "$dir/part.json" <<'PY'
