@@ -73,7 +73,8 @@ TEST(ExitCodes, ReportReturnsTheKindsCode) {
 // One command per kind, end to end.
 
 TEST(ExitCodes, AMalformedGraphFileIsAnInputError) {
-  const std::string path = testing::make_temp_dir() + "/graph.json";
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/graph.json";
   testing::write_file(path, "{\"nodes\": [");
   testing::CliResult result = run_autopar("plan --quiet --graph '" + path + "' --mesh 2");
   EXPECT_EQ(result.exit_code, kExitInput) << result.err;
@@ -93,7 +94,8 @@ TEST(ExitCodes, ABudgetNoPlanMeetsIsInfeasible) {
 }
 
 TEST(ExitCodes, AnOutputThatCannotBeWrittenIsARuntimeError) {
-  const std::string path = testing::make_temp_dir() + "/no-such-dir/plan.json";
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/no-such-dir/plan.json";
   testing::CliResult result = run_autopar("plan --quiet --model mlp --mesh 2 --out '" + path + "'");
   EXPECT_EQ(result.exit_code, kExitRuntime) << result.err;
   EXPECT_NE(result.err.find(path), std::string::npos) << result.err;

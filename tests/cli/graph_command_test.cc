@@ -12,7 +12,6 @@
 namespace autopar {
 namespace {
 
-using testing::make_temp_dir;
 using testing::read_file;
 using testing::run_autopar;
 using testing::write_file;
@@ -74,7 +73,8 @@ TEST(GraphCommand, EachExtraLayerAddsTheSameNumberOfParameters) {
 }
 
 TEST(GraphCommand, JsonWrittenReadBackAndWrittenAgainIsByteIdentical) {
-  const std::string dir = make_temp_dir();
+  const testing::TempDir temp;
+  const std::string& dir = temp.path();
   testing::CliResult first =
       run_autopar("graph --model llama3-debugmodel --format json --out '" + dir + "/a.json'");
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -97,7 +97,8 @@ TEST(GraphCommand, UnknownModelFailsAndListsTheKnownModels) {
 }
 
 TEST(GraphCommand, MalformedJsonFileFailsNamingTheFile) {
-  const std::string path = make_temp_dir() + "/broken.json";
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/broken.json";
   write_file(path, "{\"nodes\": [ this is not json");
   testing::CliResult result = run_autopar("graph --graph '" + path + "'");
   EXPECT_EQ(result.exit_code, 1);
@@ -107,7 +108,8 @@ TEST(GraphCommand, MalformedJsonFileFailsNamingTheFile) {
 }
 
 TEST(GraphCommand, MissingJsonFileFailsNamingThePath) {
-  const std::string path = make_temp_dir() + "/absent.json";
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/absent.json";
   testing::CliResult result = run_autopar("graph --graph '" + path + "'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find(path), std::string::npos) << result.err;
@@ -144,7 +146,8 @@ TEST(GraphCommand, UnknownDtypeIsAUsageErrorListingTheKnownOnes) {
 }
 
 TEST(GraphCommand, UnwritableOutFileFailsNamingThePath) {
-  const std::string path = make_temp_dir() + "/no-such-dir/out.txt";
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/no-such-dir/out.txt";
   testing::CliResult result = run_autopar("graph --model llama3-debugmodel --out '" + path + "'");
   EXPECT_EQ(result.exit_code, 4);
   EXPECT_NE(result.err.find(path), std::string::npos) << result.err;

@@ -317,7 +317,8 @@ TEST(PlanCommand, CbcOptionsReachCbcAndTheSolverLogShowsThem) {
 // With the plan written to a file (or in a format for programs), the error
 // itself says how much memory is needed: nothing "above" says it.
 TEST(PlanCommand, AnUnmetBudgetWithOutputToAFileSaysTheLeastPeakInTheError) {
-  std::string dir = testing::make_temp_dir();
+  const testing::TempDir temp;
+  const std::string& dir = temp.path();
   testing::CliResult result =
       run_autopar("plan --quiet --model llama3-debugmodel --mesh 2 --memory-gb 0.01 --out '" + dir + "/plan.txt'");
   EXPECT_EQ(result.exit_code, 3) << result.err;

@@ -12,10 +12,21 @@
 
 namespace autopar::testing {
 
+namespace {
+
 std::string make_temp_dir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "autopar-cli-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + pattern);
   return pattern;
+}
+
+}  // namespace
+
+TempDir::TempDir() : path_(make_temp_dir()) {}
+
+TempDir::~TempDir() {
+  std::error_code ignored;  // a test's leftovers must not fail it
+  std::filesystem::remove_all(path_, ignored);
 }
 
 std::string read_file(const std::string& path) {

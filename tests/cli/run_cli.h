@@ -15,8 +15,19 @@ struct CliResult {
 // `args` is appended to the binary's path as shell text; quote paths yourself.
 CliResult run_autopar(const std::string& args);
 
-// A fresh, empty directory for one test's files.
-std::string make_temp_dir();
+// A fresh, empty directory for one test's files, removed with what it holds
+// when the object goes.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
