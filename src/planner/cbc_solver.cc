@@ -9,7 +9,9 @@
 #include <string_view>
 
 #include "planner/memory_bound.h"
+#include "planner/local_search.h"
 #include "planner/relaxation_search.h"
+#include "planner/target_pruning.h"
 #include "planner/stopwatch.h"
 
 namespace autopar::planner {
@@ -103,14 +105,16 @@ struct RoundBasis {
   }
 };
 
-// One solve of the reduced problem with the memory rows it holds now. Fills s
+// One solve of a reduced problem with the memory rows it holds now. Fills s
 // (status, bound, message) and choice; false when there is no answer to go
 // on with (infeasible or stopped without one: s says why). Stats add up over
-// rounds; the time limit counts from solve_start.
-Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
-                           const Assignment& incumbent,
-                           std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
-                           Solution& s, std::vector<int32_t>& choice, RoundBasis& basis) {
+// rounds; the time limit counts from solve_start. `pruned`: a pruned problem
+// (target_pruning.h), whose infeasibility is no news about the whole (no
+// shortfall is worked out) and whose size is not the problem's.
+Expected<bool> solve_reduced(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
+                             const Assignment& incumbent,
+                             std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
+                             Solution& s, std::vector<int32_t>& choice, RoundBasis& basis, bool pruned) {
   auto start = std::chrono::steady_clock::now();
   IlpModel m = build_ilp(r, IlpObjective::kCost);
   // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
@@ -120,10 +124,15 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
                            "planner: internal error: ILP column {} has objective {} after presolve "
                            "(a forbidden cost was not removed); please report it with --dump-ilp",
                            c, m.objective[c]);
-  stats.variables = m.columns();
-  stats.integer_variables = m.integers();
-  stats.constraints = m.rows();
-  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+  if (pruned) {
+    stats.pruned_variables = m.columns();
+  } else {
+    stats.pruned_variables = 0;
+    stats.variables = m.columns();
+    stats.integer_variables = m.integers();
+    stats.constraints = m.rows();
+    stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+  }
   stats.build_s += seconds_since(start);
   s = Solution{};
   std::fill(choice.begin(), choice.end(), 0);
@@ -155,6 +164,10 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   }
   stats.solve_s += run.seconds + (done ? 0 : lp_s);
   stats.search_nodes += run.nodes;
+  if (run.status == SolveStatus::kInfeasible && pruned) {
+    s.status = SolveStatus::kInfeasible;
+    return false;
+  }
   if (run.status == SolveStatus::kInfeasible) {
     s = infeasible(p, r, o, p.has_memory_limit()
                             ? "no assignment meets both the memory budget and the "
@@ -181,6 +194,70 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   }
   choice = decode_choice(r, m, run.columns.data());
   return true;
+}
+
+// What a choice costs, seconds: choice_cost counts the single-strategy
+// groups, whose cost is in constant_cost already.
+double choice_seconds(const ReducedProblem& r, const std::vector<int32_t>& choice) {
+  double cost = choice_cost(r, choice) + r.constant_cost;
+  for (size_t g = 0; g < r.nodes.size(); ++g)
+    if (r.nodes[g].alive.size() < 2) cost -= r.nodes[g].costs[static_cast<size_t>(choice[g])];
+  return cost;
+}
+
+// The model's size, as solve_reduced records it, without solving it.
+void record_size(const ReducedProblem& r, SolveStats& stats) {
+  IlpModel m = build_ilp(r, IlpObjective::kCost);
+  stats.variables = m.columns();
+  stats.integer_variables = m.integers();
+  stats.constraints = m.rows();
+  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+}
+
+// solve_reduced, first on the problem pruned to targets a little above its
+// dual bound (target_pruning.h), then, when those show the optimum is above
+// every target, whole. The targets are relative steps above the bound.
+Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
+                           const Assignment& incumbent,
+                           std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
+                           Solution& s, std::vector<int32_t>& choice, RoundBasis& basis) {
+  if (!o.target_pruning || !o.lp_first || cost_ilp_columns(r) < o.target_pruning_min_pairs)
+    return solve_reduced(p, r, o, incumbent, solve_start, stats, s, choice, basis, false);
+  auto begin = std::chrono::steady_clock::now();
+  if (o.progress) report_progress(o.progress, "dual bound", solve_start, std::nullopt, std::nullopt);
+  const DualBound dual = r.memory_rows.empty() ? pairwise_dual_bound(r) : memory_dual_bound(r, kInfiniteCost);
+  stats.solve_s += seconds_since(begin);
+  for (double step : {0.005, 0.04}) {
+    const double target = dual.bound + step * std::max(std::abs(dual.bound - r.constant_cost), 1e-15);
+    auto prune_start = std::chrono::steady_clock::now();
+    PrunedProblem pruned = prune_to_target(r, dual, target);
+    stats.solve_s += seconds_since(prune_start);
+    if (pruned.pairs_left * 2 > pruned.pairs) break;  // too little gone to pay for a second solve
+    ++stats.pruning_targets;
+    Solution answer;
+    std::vector<int32_t> pruned_choice(r.nodes.size(), 0);
+    RoundBasis fresh;
+    Expected<bool> solved =
+        solve_reduced(p, pruned.problem, o, incumbent, solve_start, stats, answer, pruned_choice, fresh, true);
+    if (!solved) return solved.error();
+    if (answer.status == SolveStatus::kInfeasible) continue;  // nothing fits at or below the target
+    if (!*solved) {  // stopped by a limit without an answer
+      s = std::move(answer);
+      s.best_bound = std::max(dual.bound, std::min(s.best_bound, target));
+      return false;
+    }
+    choice = unprune_choice(pruned, pruned_choice);
+    const double cost = choice_seconds(r, choice);
+    const bool within = cost <= target * (1 + 1e-12) + 1e-15;
+    if (answer.status == SolveStatus::kOptimal && !within) continue;  // the optimum is above the target
+    // Optimal within the target: the whole problem's optimum. Stopped by a
+    // limit: an answer, and a bound capped by the target.
+    s = std::move(answer);
+    if (s.status != SolveStatus::kOptimal) s.best_bound = std::max(dual.bound, std::min(s.best_bound, target));
+    record_size(r, stats);
+    return true;
+  }
+  return solve_reduced(p, r, o, incumbent, solve_start, stats, s, choice, basis, false);
 }
 
 }  // namespace

@@ -15,9 +15,10 @@
 // LP optimum (coordinate ascent on a non-smooth dual), which costs tightness,
 // never validity: the bound is recomputed from scratch from the final l.
 //
-// Memory rows are relaxed away, so the bound is weaker where memory binds.
-// It needs no LP solver and touches each class pair once per sweep (llama3-
-// 405b on 8x8x8: 1.4 M pairs, milliseconds a sweep).
+// pairwise_dual_bound relaxes the memory rows away, so its bound is weaker
+// where memory binds; memory_dual_bound keeps them by Lagrangian relaxation
+// (below). Neither needs an LP solver; a sweep touches each class pair once
+// (llama3-405b on 8x8x8: 1.4 M pairs, milliseconds a sweep).
 #pragma once
 
 #include <cstdint>
@@ -35,11 +36,39 @@ struct DualBound {
   // assignment taking i costs at least bound + that, so against an incumbent
   // of cost U a strategy with bound + slack > U is in no better assignment.
   std::vector<std::vector<double>> slack;
+  // Per edge and class pair, psi_e(ab) - min psi_e.
+  // Every assignment costs at least bound + the slack of each of its
+  // strategies and class pairs, all summed.
+  std::vector<std::vector<double>> edge_slack;
+  // memory_dual_bound: the rounds of price updates run, and the prices
+  // (seconds a byte, per memory row) of the bound returned.
+  int32_t memory_rounds = 0;
+  std::vector<double> memory_prices;
 };
 
 // Sweeps until one raises D by at most relative_tolerance * |D|, or
 // max_sweeps (a work limit, so the bound is the same on any machine load).
 DualBound pairwise_dual_bound(const ReducedProblem& reduced, int32_t max_sweeps = 500,
                               double relative_tolerance = 1e-9);
+
+// The memory rows kept, by Lagrangian relaxation. Each row t (value_t(x) <=
+// budget_t) gets a price mu_t >= 0, seconds a byte, and its bytes join the
+// costs: c'(x) = c(x) + sum_t mu_t (value_t(x) - budget_t). An assignment
+// that meets every row costs at least c'(x), so D under c' (above) bounds
+// every assignment that fits, for any prices; with prices 0 it is
+// pairwise_dual_bound. The prices rise by projected subgradient steps
+// (Polyak's, toward `target`: an incumbent's cost, or kInfiniteCost), the
+// subgradient being the rows' excess at each group's least-potential
+// strategy, with the edge multipliers carried from one price to the next.
+// The best prices' bound is returned, recomputed, with its slack (which
+// then bounds only the assignments that fit).
+struct MemoryDualOptions {
+  int32_t first_sweeps = 500;     // at prices 0, as pairwise_dual_bound
+  int32_t rounds = 60;            // price updates (work limits: the same bound on any machine)
+  int32_t sweeps_per_round = 20;
+  int32_t patience = 3;           // rounds without a better bound before the step halves
+  double relative_tolerance = 1e-9;
+};
+DualBound memory_dual_bound(const ReducedProblem& reduced, double target, const MemoryDualOptions& options = {});
 
 }  // namespace autopar::planner

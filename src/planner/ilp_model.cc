@@ -158,6 +158,18 @@ void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak
 
 }  // namespace
 
+int32_t cost_ilp_columns(const ReducedProblem& r) {
+  int64_t columns = 0;
+  for (const ReducedNode& n : r.nodes)
+    if (n.alive.size() > 1) columns += static_cast<int64_t>(n.alive.size());
+  for (const ReducedEdge& e : r.edges)
+    for (double c : e.class_costs) columns += c < kInfiniteCost ? 1 : 0;
+  bool any_shared = std::any_of(r.memory_rows.begin(), r.memory_rows.end(),
+                                [](const MemoryRow& row) { return row.shared_static; });
+  if (any_shared && !r.static_terms.empty()) ++columns;  // S
+  return static_cast<int32_t>(columns);
+}
+
 int IlpModel::integers() const {
   return static_cast<int>(std::count(integer.begin(), integer.end(), 1));
 }

@@ -58,6 +58,9 @@ struct IlpModel {
 IlpModel build_ilp(const ReducedProblem& reduced, IlpObjective objective,
                    bool with_names = false);
 
+// build_ilp(reduced, IlpObjective::kCost).columns(), without building it.
+int32_t cost_ilp_columns(const ReducedProblem& reduced);
+
 // Free-format MPS of a model built with names (CBC's own writer gzips).
 Status write_mps(const IlpModel& model, const std::string& path);
 

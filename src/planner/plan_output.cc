@@ -145,6 +145,8 @@ Json solver_json(const Plan& plan, bool timings) {
             {"lp_iterations", r.stats.lp_iterations},
             {"relaxation_incumbents", r.stats.relaxation_incumbents},
             {"restricted_variables", r.stats.restricted_variables},
+            {"pruning_targets", r.stats.pruning_targets},
+            {"pruned_variables", r.stats.pruned_variables},
             {"objective", r.objective},
             {"best_bound", r.best_bound},
             {"gap", r.gap},

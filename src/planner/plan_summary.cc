@@ -35,11 +35,15 @@ std::string param_placements(const Graph& graph, const Plan& plan) {
 std::string search_lines(const SolverReport& r) {
   std::string work = fmt::format("{} branch-and-bound nodes, {} LP iterations",
                                  r.stats.search_nodes, r.stats.lp_iterations);
+  const int32_t solved = r.stats.pruned_variables > 0 ? r.stats.pruned_variables : r.stats.variables;
+  if (r.stats.pruned_variables > 0)
+    work += fmt::format("; pruning to a target above the dual bound left {} of {} variables",
+                        r.stats.pruned_variables, r.stats.variables);
   if (r.stats.relaxation_incumbents > 0) {
     work += r.stats.restricted_variables == 0
         ? "; a rounding of the LP relaxation met its bound"
         : fmt::format("; reduced-cost fixing left CBC {} of {} variables",
-                      r.stats.restricted_variables, r.stats.variables);
+                      r.stats.restricted_variables, solved);
   }
   std::string out = r.stopped_by == planner::StopReason::kCompleted
       ? fmt::format("  search         completed, {}\n", work)

@@ -12,15 +12,18 @@ namespace autopar::planner {
 
 std::optional<RelaxationBound> relaxation_bound(const Problem& p, double incumbent) {
   auto begin = std::chrono::steady_clock::now();
+  // Without a budget, no memory rows (they are most of presolve's time).
   PresolveOptions options;
-  options.memory_rows = false;  // the bound relaxes them (and they are most of presolve's time)
+  options.memory_rows = p.has_memory_limit();
   ReducedProblem r = presolve(p, options);
   if (!r.infeasible.empty()) return std::nullopt;
-  DualBound dual = pairwise_dual_bound(r);
+  DualBound dual = r.memory_rows.empty() ? pairwise_dual_bound(r) : memory_dual_bound(r, incumbent);
   RelaxationBound out;
   out.bound = dual.bound;
   out.sweeps = dual.sweeps;
   out.converged = dual.converged;
+  out.memory_rows = static_cast<int32_t>(r.memory_rows.size());
+  out.memory_rounds = dual.memory_rounds;
   // Fix against the incumbent, with a margin above rounding in the bound.
   const double limit = incumbent - out.bound + 1e-9 * std::max(1.0, std::abs(incumbent));
   for (size_t g = 0; g < r.nodes.size(); ++g) {

@@ -1,7 +1,7 @@
 // A lower bound on a whole problem, for answers found without one (the
-// mesh-dim sweeps of dim_sweep.h): presolve without memory rows, then the
-// pairwise dual bound of dual_bound.h. It ignores the memory budget, so it is
-// valid always and tight where memory does not bind.
+// mesh-dim sweeps of dim_sweep.h): presolve, then the pairwise dual bound of
+// dual_bound.h, with the memory rows priced in by Lagrangian relaxation when
+// the problem has a budget (memory_dual_bound), else without them.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,8 @@ struct RelaxationBound {
   double bound = 0;        // seconds: no assignment of the problem costs less
   int32_t sweeps = 0;      // of the dual ascent
   bool converged = false;  // the ascent stopped rising (else its sweep limit)
+  int32_t memory_rows = 0;   // priced in (0: the bound relaxes memory away)
+  int32_t memory_rounds = 0; // price updates
   double seconds = 0;
   // With an incumbent: pins on the group leaders keeping only the strategies
   // whose dual slack (dual_bound.h) lets them beat it; every assignment

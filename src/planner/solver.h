@@ -107,6 +107,13 @@ struct SolverOptions {
   // reduced-cost fixing against it, so CBC searches only the columns that
   // could still improve (reduced_cost_fixing.h). Exact; off for comparison.
   bool reduced_cost_fixing = true;
+  // Before the LP: the pairwise dual bound (memory rows priced in), and the
+  // problem pruned to the strategies and pairs that could cost at most a
+  // target a little above it (target_pruning.h); solved whole only when the
+  // pruned problems show the optimum is above every target. Exact; skipped
+  // below target_pruning_min_pairs pair columns, where the LP is quick.
+  bool target_pruning = true;
+  int64_t target_pruning_min_pairs = 20000;
   int32_t max_memory_row_rounds = 8;
   // After mesh-dim sweeps (dim_sweep.h): bound the answer by the whole
   // problem's LP relaxation (relaxation_bound.h), so the plan states its gap.
@@ -149,6 +156,8 @@ struct SolveStats {
   int64_t nonzeros = 0;
   int32_t relaxation_incumbents = 0;  // fractional LPs rounded to an incumbent (all rounds)
   int32_t restricted_variables = 0;   // CBC's columns after reduced-cost fixing (0: unused)
+  int32_t pruning_targets = 0;        // pruned problems solved before the LP (all rounds)
+  int32_t pruned_variables = 0;       // columns of the pruned problem that answered (0: the whole did)
   int32_t search_nodes = 0;      // CBC branch-and-bound nodes (sweeps: all steps)
   int64_t lp_iterations = 0;     // simplex iterations of the LP relaxation (lp_first)
   double presolve_s = 0;

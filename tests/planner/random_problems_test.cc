@@ -254,6 +254,69 @@ TEST(RandomProblems, DualBoundIsValidItsFixingKeepsTheOptimumAndTreesAreExact) {
   EXPECT_GT(pruned, 0) << "no strategy was ever fixed: the fixing is not exercised";
 }
 
+// Pruning to targets above the dual bound (target_pruning.h), forced on for
+// these small problems: the same optima and verdicts as brute force, with
+// most answered by a pruned problem, and some only after a first target
+// proved too low.
+TEST(RandomProblems, TargetPruningKeepsTheOptimum) {
+  SolverOptions pruning;
+  pruning.target_pruning_min_pairs = 0;
+  int answered_pruned = 0, raised = 0;
+  for (uint32_t seed = 4000; seed < 4160; ++seed) {
+    Problem p = RandomProblem(seed).make({.memory = seed % 2 == 0, .pins = seed % 4 == 1,
+                                          .follows = seed % 5 == 2, .pairs = seed % 4 == 0,
+                                          .larger = seed % 3 != 0});
+    Expected<Solution> cbc = solve_with_cbc(p, pruning);
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(cbc.ok() && exact.ok()) << "seed " << seed;
+    ASSERT_EQ(cbc->status, exact->status) << "seed " << seed << ": " << cbc->message;
+    if (exact->status != SolveStatus::kOptimal) continue;
+    EXPECT_NEAR(cbc->objective, exact->objective, 1e-6) << "seed " << seed;
+    EXPECT_LE(cbc->best_bound, exact->objective + 1e-6) << "seed " << seed;
+    EXPECT_TRUE(is_feasible(p, evaluate(p, cbc->assignment))) << "seed " << seed;
+    answered_pruned += cbc->stats.pruned_variables > 0 ? 1 : 0;
+    // More targets than rounds: some round's first target was below its optimum.
+    raised += cbc->stats.pruning_targets > cbc->stats.memory_row_rounds ? 1 : 0;
+  }
+  EXPECT_GT(answered_pruned, 40) << "pruned problems rarely answered: the pruning is not exercised";
+  EXPECT_GT(raised, 5) << "no target was ever too low: the next target is not exercised";
+}
+
+// With memory rows priced in (memory_dual_bound), the bound still never
+// exceeds the optimum of the assignments that fit, its fixing keeps that
+// optimum, it never falls below the memory-free bound, and where the budget
+// binds it rises above it.
+TEST(RandomProblems, MemoryPricedBoundIsValidAndTighterWhereTheBudgetBinds) {
+  int binding = 0, raised = 0;
+  for (uint32_t seed = 3000; seed < 3200; ++seed) {
+    Problem p = RandomProblem(seed).make(
+        {.memory = true, .pins = seed % 4 == 1, .follows = seed % 5 == 2, .pairs = seed % 2 == 0});
+    Expected<Solution> exact = solve_brute_force(p);
+    ASSERT_TRUE(exact.ok()) << "seed " << seed;
+    if (exact->status != SolveStatus::kOptimal) continue;
+    Problem free = p;
+    free.memory_budget = free.static_budget = kNoBudget;
+    Expected<Solution> unbounded = solve_brute_force(free);
+    ASSERT_TRUE(unbounded.ok() && unbounded->status == SolveStatus::kOptimal) << "seed " << seed;
+    std::optional<RelaxationBound> with_memory = relaxation_bound(p, exact->objective);
+    std::optional<RelaxationBound> without = relaxation_bound(free);
+    ASSERT_TRUE(with_memory && without) << "seed " << seed;
+    EXPECT_LE(with_memory->bound, exact->objective + 1e-9) << "seed " << seed;
+    EXPECT_GE(with_memory->bound, without->bound - 1e-9) << "seed " << seed;
+    for (const Pin& pin : with_memory->fixing_pins) {
+      StrategyIdx taken = exact->assignment[static_cast<size_t>(pin.node)];
+      EXPECT_NE(std::find(pin.allowed.begin(), pin.allowed.end(), taken), pin.allowed.end())
+          << "seed " << seed << ": fixing dropped the optimum's strategy at node " << pin.node;
+    }
+    if (exact->objective > unbounded->objective + 1e-9) {
+      ++binding;
+      raised += with_memory->bound > without->bound + 1e-9 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(binding, 20) << "too few problems where the budget binds";
+  EXPECT_GT(raised, binding / 2) << "the prices rarely raise the bound where the budget binds";
+}
+
 TEST(RandomProblems, CbcMatchesBruteForceWithEverything) {
   expect_cbc_matches_brute_force({.memory = true, .pins = true, .follows = true}, 400, 15);
 }

@@ -77,6 +77,9 @@ void add_solver_limit_options(CLI::App& app, PlanCliOptions& o) {
   app.add_flag("--no-reduced-cost-fixing", o.no_reduced_cost_fixing,
                "When the LP relaxation is fractional, branch on the whole model instead of "
                "first fixing the columns whose reduced cost rules them out (for comparison)");
+  app.add_flag("--no-target-pruning", o.no_target_pruning,
+               "Solve the whole model instead of first the model pruned to the strategies that "
+               "the pairwise dual bound leaves within a target just above it (for comparison)");
   app.add_option("--sweep-proof", o.sweep_proof,
                  "On 3+ dim meshes, what follows the mesh-dim sweeps: 'optimal' bounds their "
                  "answer by the whole problem's pairwise dual and solves the whole problem "
@@ -105,6 +108,7 @@ Status set_solver_limits(const PlanCliOptions& cli, planner::SolverOptions& solv
   solver.threads = cli.threads;
   solver.verbose = cli.solver_log;
   solver.reduced_cost_fixing = !cli.no_reduced_cost_fixing;
+  solver.target_pruning = !cli.no_target_pruning;
   solver.bound_sweeps = cli.sweep_proof != "none";
   solver.prove_sweeps = cli.sweep_proof == "optimal";
   for (const std::string& option : cli.cbc_options) {

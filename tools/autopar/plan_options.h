@@ -33,6 +33,7 @@ struct PlanCliOptions {
   int threads = 1;
   std::vector<std::string> cbc_options;  // --cbc-option NAME=VALUE
   bool no_reduced_cost_fixing = false;   // --no-reduced-cost-fixing
+  bool no_target_pruning = false;        // --no-target-pruning
   std::string sweep_proof = "bound";     // --sweep-proof
   bool solver_log = false;               // --solver-log: CBC's and Clp's own log on stdout
   std::string dump_ilp;
