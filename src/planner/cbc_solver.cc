@@ -214,9 +214,16 @@ void record_size(const ReducedProblem& r, SolveStats& stats) {
   stats.nonzeros = static_cast<int64_t>(m.row_index.size());
 }
 
-// solve_reduced, first on the problem pruned to targets a little above its
-// dual bound (target_pruning.h), then, when those show the optimum is above
-// every target, whole. The targets are relative steps above the bound.
+// solve_reduced, first on the problem pruned to a target (target_pruning.h),
+// twice at most. The first target is a step of 0.5% above the dual bound
+// (relative to the bound's part that choices decide), the second the
+// cheapest incumbent known by then (the dual ascent's least-potential choice
+// improved by single moves, or the first pruned problem's answer), else 4%.
+// A target that is an incumbent's cost is conclusive: the pruned problem
+// holds that incumbent and every cheaper assignment, so its optimum is the
+// whole problem's. Any other answers only when its optimum is within it.
+// When neither answers, or a pruning keeps half the pair columns or more, the
+// whole problem is solved, from the cheapest incumbent.
 Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
                            const Assignment& incumbent,
                            std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
@@ -226,9 +233,20 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   auto begin = std::chrono::steady_clock::now();
   if (o.progress) report_progress(o.progress, "dual bound", solve_start, std::nullopt, std::nullopt);
   const DualBound dual = r.memory_rows.empty() ? pairwise_dual_bound(r) : memory_dual_bound(r, kInfiniteCost);
+  Assignment start = incumbent;
+  double found = kInfiniteCost;  // seconds, of `start` when it is the ascent's
+  if (!dual.fitting_choice.empty()) {
+    std::vector<int32_t> fitting = dual.fitting_choice;
+    improve_by_single_moves(r, fitting);
+    found = choice_seconds(r, fitting);
+    start = expand(r, fitting);
+  }
   stats.solve_s += seconds_since(begin);
-  for (double step : {0.005, 0.04}) {
-    const double target = dual.bound + step * std::max(std::abs(dual.bound - r.constant_cost), 1e-15);
+  const double scale = std::max(std::abs(dual.bound - r.constant_cost), 1e-15);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const double step = attempt == 0 ? 0.005 : 0.04;
+    const bool conclusive = found <= dual.bound + step * scale || (attempt == 1 && found < kInfiniteCost);
+    const double target = conclusive ? found : dual.bound + step * scale;
     auto prune_start = std::chrono::steady_clock::now();
     PrunedProblem pruned = prune_to_target(r, dual, target);
     stats.solve_s += seconds_since(prune_start);
@@ -238,10 +256,10 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     std::vector<int32_t> pruned_choice(r.nodes.size(), 0);
     RoundBasis fresh;
     Expected<bool> solved =
-        solve_reduced(p, pruned.problem, o, incumbent, solve_start, stats, answer, pruned_choice, fresh, true);
+        solve_reduced(p, pruned.problem, o, start, solve_start, stats, answer, pruned_choice, fresh, true);
     if (!solved) return solved.error();
-    if (answer.status == SolveStatus::kInfeasible) continue;  // nothing fits at or below the target
-    if (!*solved) {  // stopped by a limit without an answer
+    if (answer.status == SolveStatus::kInfeasible && !conclusive) continue;  // nothing fits at or below the target
+    if (!*solved) {  // stopped by a limit without an answer (or, conclusive, tolerances bit)
       s = std::move(answer);
       s.best_bound = std::max(dual.bound, std::min(s.best_bound, target));
       return false;
@@ -249,7 +267,10 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     choice = unprune_choice(pruned, pruned_choice);
     const double cost = choice_seconds(r, choice);
     const bool within = cost <= target * (1 + 1e-12) + 1e-15;
-    if (answer.status == SolveStatus::kOptimal && !within) continue;  // the optimum is above the target
+    if (answer.status == SolveStatus::kOptimal && !within) {  // the optimum is above the target
+      if (cost < found) found = cost, start = expand(r, choice);
+      continue;
+    }
     // Optimal within the target: the whole problem's optimum. Stopped by a
     // limit: an answer, and a bound capped by the target.
     s = std::move(answer);
@@ -257,7 +278,7 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     record_size(r, stats);
     return true;
   }
-  return solve_reduced(p, r, o, incumbent, solve_start, stats, s, choice, basis, false);
+  return solve_reduced(p, r, o, start, solve_start, stats, s, choice, basis, false);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "planner/local_search.h"
+
 namespace autopar::planner {
 namespace {
 
@@ -202,6 +204,16 @@ void price_rows(const ReducedProblem& r, const std::vector<double>& mu, Penalize
       for (size_t i = 0; i < term.coef.size(); ++i) out.nodes[sz(term.group)][i] += static_price * term.coef[i];
 }
 
+// Keeps the ascent's least-potential choice in out.fitting_choice when it
+// fits and is cheaper than the one kept.
+void offer_choice(const ReducedProblem& r, const Ascent& ascent, DualBound& out, double& kept_cost) {
+  std::vector<int32_t> choice = ascent.least_potential_choice();
+  const double cost = choice_cost(r, choice);
+  if (!(cost < kept_cost) || !memory_rows_hold(r, choice)) return;
+  kept_cost = cost;
+  out.fitting_choice = std::move(choice);
+}
+
 }  // namespace
 
 DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, double relative_tolerance) {
@@ -211,6 +223,8 @@ DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, doubl
   ascend(ascent, r.edges.size(), max_sweeps, relative_tolerance, out);
   out.slack = ascent.slack();
   out.edge_slack = ascent.edge_slack();
+  double kept_cost = kInf;
+  offer_choice(r, ascent, out, kept_cost);
   return out;
 }
 
@@ -218,6 +232,8 @@ DualBound memory_dual_bound(const ReducedProblem& r, double target, const Memory
   Ascent ascent(r);
   DualBound out;
   ascend(ascent, r.edges.size(), o.first_sweeps, o.relative_tolerance, out);
+  double kept_cost = kInf;
+  offer_choice(r, ascent, out, kept_cost);
   const size_t rows = r.memory_rows.size();
   std::vector<double> mu(rows, 0.0), best_mu = mu;
   Ascent::Multipliers best_l = ascent.multipliers();
@@ -248,10 +264,12 @@ DualBound memory_dual_bound(const ReducedProblem& r, double target, const Memory
     ascend(ascent, r.edges.size(), o.sweeps_per_round, o.relative_tolerance, round);
     out.sweeps += round.sweeps;
     current = round.bound;
+    offer_choice(r, ascent, out, kept_cost);
     if (current > best) {
       best = current, best_mu = mu, best_l = ascent.multipliers(), since_best = 0;
     } else if (++since_best >= o.patience) {
       theta *= 0.5, since_best = 0;
+      if (theta < o.least_step) break;
     }
   }
   // The best prices and multipliers found, their bound recomputed from

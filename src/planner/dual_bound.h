@@ -44,6 +44,10 @@ struct DualBound {
   // (seconds a byte, per memory row) of the bound returned.
   int32_t memory_rounds = 0;
   std::vector<double> memory_prices;
+  // The cheapest least-potential choice seen (per group, an alive index)
+  // that uses no forbidden pair and meets every memory row: an incumbent.
+  // Empty when none did.
+  std::vector<int32_t> fitting_choice;
 };
 
 // Sweeps until one raises D by at most relative_tolerance * |D|, or
@@ -64,9 +68,10 @@ DualBound pairwise_dual_bound(const ReducedProblem& reduced, int32_t max_sweeps 
 // then bounds only the assignments that fit).
 struct MemoryDualOptions {
   int32_t first_sweeps = 500;     // at prices 0, as pairwise_dual_bound
-  int32_t rounds = 60;            // price updates (work limits: the same bound on any machine)
-  int32_t sweeps_per_round = 20;
+  int32_t rounds = 1000;          // price updates (work limits: the same bound on any machine)
+  int32_t sweeps_per_round = 5;
   int32_t patience = 3;           // rounds without a better bound before the step halves
+  double least_step = 1e-6;       // stop when the step's factor has halved below this
   double relative_tolerance = 1e-9;
 };
 DualBound memory_dual_bound(const ReducedProblem& reduced, double target, const MemoryDualOptions& options = {});
