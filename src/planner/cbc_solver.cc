@@ -114,7 +114,8 @@ struct RoundBasis {
 Expected<bool> solve_reduced(const Problem& p, const ReducedProblem& r, const SolverOptions& o,
                              const Assignment& incumbent,
                              std::chrono::steady_clock::time_point solve_start, SolveStats& stats,
-                             Solution& s, std::vector<int32_t>& choice, RoundBasis& basis, bool pruned) {
+                             Solution& s, std::vector<int32_t>& choice, RoundBasis& basis, bool pruned,
+                             double cutoff = kInfiniteCost) {
   auto start = std::chrono::steady_clock::now();
   IlpModel m = build_ilp(r, IlpObjective::kCost);
   // A non-finite coefficient aborts Clp (an assert, not an error): refuse it.
@@ -143,6 +144,11 @@ Expected<bool> solve_reduced(const Problem& p, const ReducedProblem& r, const So
   }
   SolverOptions left = o;  // earlier rounds count against the limit
   left.time_limit_s = std::max(o.time_limit_s - seconds_since(solve_start), 1e-3);
+  if (cutoff < kInfiniteCost) {  // CBC keeps only solutions at or below it (model units, a hair above)
+    const double at = (cutoff - r.constant_cost) * m.objective_scale;
+    left.cbc_parameters.insert(left.cbc_parameters.begin(),
+                               {"cutoff", fmt::format("{:.17g}", at + 1e-9 * std::abs(at) + 1e-7)});
+  }
   CbcRun run;
   const ObjectiveMap map{m.objective_scale, r.constant_cost};
   if (o.progress && o.lp_first) report_progress(o.progress, "lp relaxation", solve_start, std::nullopt, std::nullopt);
@@ -255,8 +261,10 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     Solution answer;
     std::vector<int32_t> pruned_choice(r.nodes.size(), 0);
     RoundBasis fresh;
-    Expected<bool> solved =
-        solve_reduced(p, pruned.problem, o, start, solve_start, stats, answer, pruned_choice, fresh, true);
+    // Not conclusive: only an answer within the target matters, and CBC
+    // searches for none other.
+    Expected<bool> solved = solve_reduced(p, pruned.problem, o, start, solve_start, stats, answer, pruned_choice,
+                                          fresh, true, conclusive ? kInfiniteCost : target);
     if (!solved) return solved.error();
     if (answer.status == SolveStatus::kInfeasible && !conclusive) continue;  // nothing fits at or below the target
     if (!*solved) {  // stopped by a limit without an answer (or, conclusive, tolerances bit)
@@ -267,7 +275,9 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     choice = unprune_choice(pruned, pruned_choice);
     const double cost = choice_seconds(r, choice);
     const bool within = cost <= target * (1 + 1e-12) + 1e-15;
-    if (answer.status == SolveStatus::kOptimal && !within) {  // the optimum is above the target
+    // Completed above the target (optimal there, or the cutoff left only a
+    // rounding above it): nothing within the target.
+    if (!within && answer.stopped_by == StopReason::kCompleted) {
       if (cost < found) found = cost, start = expand(r, choice);
       continue;
     }
