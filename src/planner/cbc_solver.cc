@@ -221,10 +221,11 @@ void record_size(const ReducedProblem& r, SolveStats& stats) {
 }
 
 // solve_reduced, first on the problem pruned to a target (target_pruning.h),
-// twice at most. The first target is a step of 0.5% above the dual bound
-// (relative to the bound's part that choices decide), the second the
-// cheapest incumbent known by then (the dual ascent's least-potential choice
-// improved by single moves, or the first pruned problem's answer), else 4%.
+// twice at most: steps of 0.5% and 4% above the dual bound (relative to the
+// bound's part that choices decide), or instead the cost of the cheapest
+// incumbent known by then when that is within the step (the caller's, the
+// dual ascent's least-potential choice improved by single moves, or the
+// first pruned problem's answer).
 // A target that is an incumbent's cost is conclusive: the pruned problem
 // holds that incumbent and every cheaper assignment, so its optimum is the
 // whole problem's. Any other answers only when its optimum is within it.
@@ -239,19 +240,23 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
   auto begin = std::chrono::steady_clock::now();
   if (o.progress) report_progress(o.progress, "dual bound", solve_start, std::nullopt, std::nullopt);
   const DualBound dual = r.memory_rows.empty() ? pairwise_dual_bound(r) : memory_dual_bound(r, kInfiniteCost);
+  // The cheapest incumbent: the caller's, when it fits, or the ascent's.
   Assignment start = incumbent;
-  double found = kInfiniteCost;  // seconds, of `start` when it is the ascent's
+  double found = kInfiniteCost;  // seconds, of `start` when it fits
+  if (!incumbent.empty()) {
+    const Evaluation eval = evaluate(p, incumbent);
+    if (is_feasible(p, eval)) found = eval.cost;
+  }
   if (!dual.fitting_choice.empty()) {
     std::vector<int32_t> fitting = dual.fitting_choice;
     improve_by_single_moves(r, fitting);
-    found = choice_seconds(r, fitting);
-    start = expand(r, fitting);
+    if (const double cost = choice_seconds(r, fitting); cost < found) found = cost, start = expand(r, fitting);
   }
   stats.solve_s += seconds_since(begin);
   const double scale = std::max(std::abs(dual.bound - r.constant_cost), 1e-15);
   for (int attempt = 0; attempt < 2; ++attempt) {
     const double step = attempt == 0 ? 0.005 : 0.04;
-    const bool conclusive = found <= dual.bound + step * scale || (attempt == 1 && found < kInfiniteCost);
+    const bool conclusive = found <= dual.bound + step * scale;
     const double target = conclusive ? found : dual.bound + step * scale;
     auto prune_start = std::chrono::steady_clock::now();
     PrunedProblem pruned = prune_to_target(r, dual, target);

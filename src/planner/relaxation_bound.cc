@@ -10,14 +10,42 @@
 
 namespace autopar::planner {
 
+namespace {
+
+// Pricing the memory rows in needs presolve with them, which on the largest
+// 3-D problems takes minutes and gigabytes (llama3-405b 8x8x8: 125 s and
+// 11.6 GB in all, against 22 s): only below this many class pairs.
+constexpr int64_t kMostPairsToPrice = 300000;
+
+// Whether the memory prices can raise the bound: not when the memory-free
+// ascent's least-potential choice fits (then the prices' subgradient is
+// nowhere positive and they stay 0), nor on problems too large to presolve
+// with memory rows quickly.
+bool prices_may_help(const Problem& p, const ReducedProblem& r, const DualBound& dual) {
+  int64_t pairs = 0;
+  for (const ReducedEdge& e : r.edges) pairs += static_cast<int64_t>(e.class_costs.size());
+  if (pairs > kMostPairsToPrice) return false;
+  if (dual.fitting_choice.empty()) return true;
+  return !is_feasible(p, evaluate(p, expand(r, dual.fitting_choice)));
+}
+
+}  // namespace
+
 std::optional<RelaxationBound> relaxation_bound(const Problem& p, double incumbent) {
   auto begin = std::chrono::steady_clock::now();
-  // Without a budget, no memory rows (they are most of presolve's time).
+  // First without memory rows (they are most of presolve's time).
   PresolveOptions options;
-  options.memory_rows = p.has_memory_limit();
+  options.memory_rows = false;
   ReducedProblem r = presolve(p, options);
   if (!r.infeasible.empty()) return std::nullopt;
-  DualBound dual = r.memory_rows.empty() ? pairwise_dual_bound(r) : memory_dual_bound(r, incumbent);
+  DualBound dual = pairwise_dual_bound(r);
+  if (p.has_memory_limit() && prices_may_help(p, r, dual)) {
+    options.memory_rows = true;
+    ReducedProblem with_rows = presolve(p, options);
+    if (!with_rows.infeasible.empty()) return std::nullopt;
+    DualBound priced = memory_dual_bound(with_rows, incumbent);
+    if (priced.bound > dual.bound) r = std::move(with_rows), dual = std::move(priced);
+  }
   RelaxationBound out;
   out.bound = dual.bound;
   out.sweeps = dual.sweeps;
