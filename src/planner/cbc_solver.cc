@@ -105,6 +105,14 @@ struct RoundBasis {
   }
 };
 
+// The model's size, in the stats.
+void record_size(const IlpModel& m, SolveStats& stats) {
+  stats.variables = m.columns();
+  stats.integer_variables = m.integers();
+  stats.constraints = m.rows();
+  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
+}
+
 // One solve of a reduced problem with the memory rows it holds now. Fills s
 // (status, bound, message) and choice; false when there is no answer to go
 // on with (infeasible or stopped without one: s says why). Stats add up over
@@ -124,15 +132,8 @@ Expected<bool> solve_reduced(const Problem& p, const ReducedProblem& r, const So
                            "planner: internal error: ILP column {} has objective {} after presolve "
                            "(a forbidden cost was not removed); please report it with --dump-ilp",
                            c, m.objective[c]);
-  if (pruned) {
-    stats.pruned_variables = m.columns();
-  } else {
-    stats.pruned_variables = 0;
-    stats.variables = m.columns();
-    stats.integer_variables = m.integers();
-    stats.constraints = m.rows();
-    stats.nonzeros = static_cast<int64_t>(m.row_index.size());
-  }
+  stats.pruned_variables = pruned ? m.columns() : 0;
+  if (!pruned) record_size(m, stats);
   stats.build_s += seconds_since(start);
   s = Solution{};
   std::fill(choice.begin(), choice.end(), 0);
@@ -205,14 +206,6 @@ double choice_seconds(const ReducedProblem& r, const std::vector<int32_t>& choic
   return cost;
 }
 
-// The model's size, as solve_reduced records it, without solving it.
-void record_size(const ReducedProblem& r, SolveStats& stats) {
-  IlpModel m = build_ilp(r, IlpObjective::kCost);
-  stats.variables = m.columns();
-  stats.integer_variables = m.integers();
-  stats.constraints = m.rows();
-  stats.nonzeros = static_cast<int64_t>(m.row_index.size());
-}
 
 // solve_reduced, first on the problem pruned to a target (target_pruning.h),
 // twice at most: steps of 0.5% and 4% above the dual bound (relative to the
@@ -285,7 +278,7 @@ Expected<bool> solve_round(const Problem& p, const ReducedProblem& r, const Solv
     // limit: an answer, and a bound capped by the target.
     s = std::move(answer);
     if (s.status != SolveStatus::kOptimal) s.best_bound = std::max(dual.bound, std::min(s.best_bound, target));
-    record_size(r, stats);
+    record_size(build_ilp(r, IlpObjective::kCost), stats);  // the problem's size, not the pruned one's
     return true;
   }
   return solve_reduced(p, r, o, start, solve_start, stats, s, choice, basis, false);

@@ -280,7 +280,6 @@ DualBound memory_dual_bound(const ReducedProblem& r, double target, const Memory
   out.bound = ascent.bound();
   out.slack = ascent.slack();
   out.edge_slack = ascent.edge_slack();
-  out.memory_prices = std::move(best_mu);
   return out;
 }
 

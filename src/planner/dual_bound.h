@@ -40,10 +40,8 @@ struct DualBound {
   // Every assignment costs at least bound + the slack of each of its
   // strategies and class pairs, all summed.
   std::vector<std::vector<double>> edge_slack;
-  // memory_dual_bound: the rounds of price updates run, and the prices
-  // (seconds a byte, per memory row) of the bound returned.
+  // memory_dual_bound: the rounds of price updates run.
   int32_t memory_rounds = 0;
-  std::vector<double> memory_prices;
   // The cheapest least-potential choice seen (per group, an alive index)
   // that uses no forbidden pair and meets every memory row: an incumbent.
   // Empty when none did.

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/dual_bound.h"
+#include "planner/ilp_model.h"
 #include "planner/presolve.h"
 #include "planner/stopwatch.h"
 
@@ -14,17 +15,15 @@ namespace {
 
 // Pricing the memory rows in needs presolve with them, which on the largest
 // 3-D problems takes minutes and gigabytes (llama3-405b 8x8x8: 125 s and
-// 11.6 GB in all, against 22 s): only below this many class pairs.
-constexpr int64_t kMostPairsToPrice = 300000;
+// 11.6 GB in all, against 22 s): only up to this many ILP columns.
+constexpr int32_t kMostColumnsToPrice = 300000;
 
 // Whether the memory prices can raise the bound: not when the memory-free
 // ascent's least-potential choice fits (then the prices' subgradient is
 // nowhere positive and they stay 0), nor on problems too large to presolve
 // with memory rows quickly.
 bool prices_may_help(const Problem& p, const ReducedProblem& r, const DualBound& dual) {
-  int64_t pairs = 0;
-  for (const ReducedEdge& e : r.edges) pairs += static_cast<int64_t>(e.class_costs.size());
-  if (pairs > kMostPairsToPrice) return false;
+  if (cost_ilp_columns(r) > kMostColumnsToPrice) return false;
   if (dual.fitting_choice.empty()) return true;
   return !is_feasible(p, evaluate(p, expand(r, dual.fitting_choice)));
 }
@@ -50,8 +49,6 @@ std::optional<RelaxationBound> relaxation_bound(const Problem& p, double incumbe
   out.bound = dual.bound;
   out.sweeps = dual.sweeps;
   out.converged = dual.converged;
-  out.memory_rows = static_cast<int32_t>(r.memory_rows.size());
-  out.memory_rounds = dual.memory_rounds;
   // Fix against the incumbent, with a margin above rounding in the bound.
   const double limit = incumbent - out.bound + 1e-9 * std::max(1.0, std::abs(incumbent));
   for (size_t g = 0; g < r.nodes.size(); ++g) {

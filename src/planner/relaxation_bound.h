@@ -16,8 +16,6 @@ struct RelaxationBound {
   double bound = 0;        // seconds: no assignment of the problem costs less
   int32_t sweeps = 0;      // of the dual ascent
   bool converged = false;  // the ascent stopped rising (else its sweep limit)
-  int32_t memory_rows = 0;   // priced in (0: the bound relaxes memory away)
-  int32_t memory_rounds = 0; // price updates
   double seconds = 0;
   // With an incumbent: pins on the group leaders keeping only the strategies
   // whose dual slack (dual_bound.h) lets them beat it; every assignment
