@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   double lo = 0, hi = 0;
   for (const MemoryRow& row : all.memory_rows) {
     double top = row.constant;
-    for (const MemoryTerm& t : row.terms) top += *std::max_element(t.coef.begin(), t.coef.end());
+    for (const MemoryTerm& t : row.terms) top += *std::max_element(t.coef().begin(), t.coef().end());
     lo = std::max(lo, row.constant);
     hi = std::max(hi, top);
   }

@@ -194,14 +194,14 @@ void price_rows(const ReducedProblem& r, const std::vector<double>& mu, Penalize
     const MemoryRow& row = r.memory_rows[t];
     out.constant += mu[t] * (row.ilp_constant - row.budget);
     for (const MemoryTerm& term : row.terms)
-      for (size_t i = 0; i < term.coef.size(); ++i) out.nodes[sz(term.group)][i] += mu[t] * term.coef[i];
+      for (size_t i = 0; i < term.coef().size(); ++i) out.nodes[sz(term.group)][i] += mu[t] * term.coef()[i];
     for (const EdgeMemoryTerm& term : row.edge_terms)
-      for (size_t ab = 0; ab < term.coef.size(); ++ab) out.edges[sz(term.edge)][ab] += mu[t] * term.coef[ab];
+      for (size_t ab = 0; ab < term.coef().size(); ++ab) out.edges[sz(term.edge)][ab] += mu[t] * term.coef()[ab];
     if (row.shared_static) static_price += mu[t];
   }
   if (static_price > 0)
     for (const MemoryTerm& term : r.static_terms)
-      for (size_t i = 0; i < term.coef.size(); ++i) out.nodes[sz(term.group)][i] += static_price * term.coef[i];
+      for (size_t i = 0; i < term.coef().size(); ++i) out.nodes[sz(term.group)][i] += static_price * term.coef()[i];
 }
 
 // Keeps the ascent's least-potential choice in out.fitting_choice when it

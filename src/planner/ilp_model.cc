@@ -63,7 +63,7 @@ double objective_scale(const ReducedProblem& r) {
 template <typename Term>
 double max_coef_sum(const std::vector<Term>& terms) {
   double sum = 0;
-  for (const Term& t : terms) sum += *std::max_element(t.coef.begin(), t.coef.end());
+  for (const Term& t : terms) sum += *std::max_element(t.coef().begin(), t.coef().end());
   return sum;
 }
 
@@ -117,8 +117,8 @@ std::vector<std::vector<int>> add_edges(const ReducedProblem& r, IlpModel& m, Bu
 
 void add_terms(const std::vector<MemoryTerm>& terms, const IlpModel& m, Builder& b) {
   for (const MemoryTerm& t : terms)
-    for (size_t k = 0; k < t.coef.size(); ++k)
-      b.add_entry(m.first_column[sz(t.group)] + static_cast<int>(k), t.coef[k] * m.memory_scale);
+    for (size_t k = 0; k < t.coef().size(); ++k)
+      b.add_entry(m.first_column[sz(t.group)] + static_cast<int>(k), t.coef()[k] * m.memory_scale);
 }
 
 // Rows with shared_static count the static bytes through one column S defined
@@ -145,8 +145,8 @@ void add_memory_rows(const ReducedProblem& r, IlpModel& m, Builder& b, bool peak
     add_terms(row.terms, m, b);
     for (const EdgeMemoryTerm& t : row.edge_terms) {
       const std::vector<int>& col = edge_columns[sz(t.edge)];
-      for (size_t c = 0; c < t.coef.size(); ++c)
-        if (col[c] >= 0) b.add_entry(col[c], t.coef[c] * scale);
+      for (size_t c = 0; c < t.coef().size(); ++c)
+        if (col[c] >= 0) b.add_entry(col[c], t.coef()[c] * scale);
     }
     if (row.shared_static && shared >= 0) b.add_entry(shared, 1.0);
     if (peak) b.add_entry(m.peak_column, -1.0);

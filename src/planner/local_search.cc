@@ -16,7 +16,7 @@ double edge_cost(const ReducedEdge& e, int32_t cu, int32_t cv) {
 }
 
 double edge_coef(const ReducedEdge& e, const EdgeMemoryTerm& t, int32_t cu, int32_t cv) {
-  return t.coef[sz(e.u_class[sz(cu)]) * sz(e.v_classes) + sz(e.v_class[sz(cv)])];
+  return t.coef()[sz(e.u_class[sz(cu)]) * sz(e.v_classes) + sz(e.v_class[sz(cv)])];
 }
 
 // Where each group and edge appears in the memory rows, so a move's effect on
@@ -74,9 +74,9 @@ class SingleMoves {
   void row_deltas(int32_t g, int32_t k, std::vector<double>& delta) const {
     std::fill(delta.begin(), delta.end(), 0.0);
     int32_t was = choice_[sz(g)];
-    for (const auto& [row, term] : rows_.of_group[sz(g)]) delta[row] += term->coef[sz(k)] - term->coef[sz(was)];
+    for (const auto& [row, term] : rows_.of_group[sz(g)]) delta[row] += term->coef()[sz(k)] - term->coef()[sz(was)];
     if (const MemoryTerm* st = rows_.static_of_group[sz(g)])
-      for (size_t row : rows_.shared_rows) delta[row] += st->coef[sz(k)] - st->coef[sz(was)];
+      for (size_t row : rows_.shared_rows) delta[row] += st->coef()[sz(k)] - st->coef()[sz(was)];
     for (size_t e : incident_[sz(g)]) {
       const ReducedEdge& edge = r_.edges[e];
       int32_t u_was = choice_[sz(edge.u)], v_was = choice_[sz(edge.v)];

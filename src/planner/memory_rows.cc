@@ -2,6 +2,7 @@
 // plus static bytes) and one for static bytes alone when static_budget is set.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "planner/presolve.h"
@@ -26,6 +27,8 @@ class RowBuilder {
       edge_offset_[k + 1] = edge_offset_[k] + r.edges[k].class_costs.size();
     edge_acc_.assign(edge_offset_.back(), 0.0);
     edge_touched_.assign(r.edges.size(), 0);
+    group_dirty_.assign(r.nodes.size(), 1);
+    edge_dirty_.assign(r.edges.size(), 1);
     on_group_.assign(p.pairs.size(), -1);
     on_edge_.assign(p.pairs.size(), {-1, -1});
     for (size_t i = 0; i < r.group_held.size(); ++i)
@@ -45,6 +48,7 @@ class RowBuilder {
     if (int32_t i = on_group_[sz(h)]; i >= 0) {
       const HeldOnGroup& held = r_.group_held[sz(i)];
       count(held.group, times);
+      group_dirty_[sz(held.group)] = 1;
       double* acc = &acc_[offset_[sz(held.group)]];
       for (size_t k = 0; k < held.bytes.size(); ++k) acc[k] += f * held.bytes[k];
       return;
@@ -53,6 +57,7 @@ class RowBuilder {
     if (k < 0) return;  // a holding of strategies presolve dropped entirely cannot occur
     if (running_) {
       edge_live_[sz(k)] += times;
+      edge_dirty_[sz(k)] = 1;
     } else if (!edge_touched_[sz(k)]) {
       edge_touched_[sz(k)] = 1, edge_order_.push_back(k);
     }
@@ -65,6 +70,7 @@ class RowBuilder {
     if (bytes.empty()) return;
     GroupIdx g = r_.group_of[sz(v)];
     count(g, times);
+    group_dirty_[sz(g)] = 1;
     const double f = times;
     const auto& alive = r_.nodes[sz(g)].alive;
     const auto& map = r_.from_root[sz(v)];
@@ -79,6 +85,10 @@ class RowBuilder {
     running_ = on;
     group_live_.assign(r_.nodes.size(), 0);
     edge_live_.assign(r_.edges.size(), 0);
+    group_dirty_.assign(r_.nodes.size(), 1);
+    edge_dirty_.assign(r_.edges.size(), 1);
+    group_summary_.assign(r_.nodes.size(), {});
+    edge_summary_.assign(r_.edges.size(), {});
     std::fill(acc_.begin(), acc_.end(), 0.0);
     std::fill(edge_acc_.begin(), edge_acc_.end(), 0.0);
   }
@@ -114,41 +124,41 @@ class RowBuilder {
   }
 
   // A time row over the live bytes added so far plus the captured static
-  // bytes; constant and max_sum are those of the full left side.
+  // bytes (running mode); constant and max_sum are those of the full left
+  // side. A group or edge whose sums did not change since the last row gives
+  // the same term, shared with that row.
   MemoryRow finish_shared(TimeIdx point, double budget, double& max_sum) {
-    if (running_) {
-      for (size_t g = 0; g < r_.nodes.size(); ++g)
-        if (group_live_[g] > 0 || static_group_[g]) order_.push_back(static_cast<GroupIdx>(g));
-    } else {
-      for (GroupIdx g : static_groups_)
-        if (!touched_[sz(g)]) touched_[sz(g)] = 1, order_.push_back(g);
-      std::sort(order_.begin(), order_.end());
-    }
     MemoryRow row{point, false, budget, 0.0, {}, {}, true, static_constant_};
     max_sum = 0;
-    for (GroupIdx g : order_) {
-      double* acc = &acc_[offset_[sz(g)]];
-      const double* st = &static_acc_[offset_[sz(g)]];
-      size_t n = r_.nodes[sz(g)].alive.size();
-      double lo = kInfiniteCost, hi = 0, live_lo = kInfiniteCost, live_hi = 0;
-      for (size_t k = 0; k < n; ++k) {
-        lo = std::min(lo, acc[k] + st[k]), hi = std::max(hi, acc[k] + st[k]);
-        live_lo = std::min(live_lo, acc[k]), live_hi = std::max(live_hi, acc[k]);
-      }
-      row.constant += lo;
-      max_sum += hi;
-      row.ilp_constant += live_lo;
-      if (live_hi > live_lo) {
-        MemoryTerm term{g, std::vector<double>(acc, acc + n)};
-        for (double& c : term.coef) c -= live_lo;
-        row.terms.push_back(std::move(term));
-      }
-      if (!running_) std::fill(acc, acc + n, 0.0);
-      touched_[sz(g)] = 0;
+    for (size_t g = 0; g < r_.nodes.size(); ++g) {
+      if (group_live_[g] <= 0 && !static_group_[g]) continue;
+      const GroupSummary& sum = group_summary(g);
+      row.constant += sum.lo;
+      max_sum += sum.hi;
+      row.ilp_constant += sum.live_lo;
+      if (sum.live_hi > sum.live_lo) row.terms.push_back({static_cast<GroupIdx>(g), group_coefficients(g)});
     }
-    order_.clear();
-    finish_edges(row, max_sum);
+    for (size_t k = 0; k < r_.edges.size(); ++k) {
+      if (edge_live_[k] <= 0) continue;
+      const EdgeSummary& sum = edge_summary(k);
+      row.constant += sum.lo;
+      row.ilp_constant += sum.lo;
+      max_sum += sum.hi;
+      if (sum.hi > sum.lo) row.edge_terms.push_back({static_cast<int32_t>(k), edge_coefficients(k)});
+    }
     return row;
+  }
+
+  // Running mode: the most the next finish_shared row's left side can reach
+  // (its max_sum, summed in the same order, so the same double), without
+  // building the row: a row that cannot bind is never built.
+  double running_max_sum() {
+    double max_sum = 0;
+    for (size_t g = 0; g < r_.nodes.size(); ++g)
+      if (group_live_[g] > 0 || static_group_[g]) max_sum += group_summary(g).hi;
+    for (size_t k = 0; k < r_.edges.size(); ++k)
+      if (edge_live_[k] > 0) max_sum += edge_summary(k).hi;
+    return max_sum;
   }
 
   // Returns the row and the most its left side can reach.
@@ -163,9 +173,9 @@ class RowBuilder {
       row.constant += lo;
       max_sum += hi;
       if (hi > lo) {
-        MemoryTerm term{g, std::vector<double>(acc, acc + n)};
-        for (double& c : term.coef) c -= lo;
-        row.terms.push_back(std::move(term));
+        std::vector<double> coef(acc, acc + n);
+        for (double& c : coef) c -= lo;
+        row.terms.push_back({g, std::make_shared<const std::vector<double>>(std::move(coef))});
       }
       std::fill(acc, acc + n, 0.0);
       touched_[sz(g)] = 0;
@@ -176,13 +186,10 @@ class RowBuilder {
     return row;
   }
 
-  // Moves the accumulated pair holdings on edges into the row: each edge's
-  // least over its possible class pairs into the constants, the rest as terms.
+  // Moves the accumulated pair holdings on edges into the row (not in
+  // running mode): each edge's least over its possible class pairs into the
+  // constants, the rest as terms.
   void finish_edges(MemoryRow& row, double& max_sum) {
-    if (running_) {
-      for (size_t k = 0; k < r_.edges.size(); ++k)
-        if (edge_live_[k] > 0) edge_order_.push_back(static_cast<int32_t>(k));
-    }
     std::sort(edge_order_.begin(), edge_order_.end());
     for (int32_t k : edge_order_) {
       const ReducedEdge& e = r_.edges[sz(k)];
@@ -194,18 +201,76 @@ class RowBuilder {
       row.constant += lo;
       row.ilp_constant += lo;
       max_sum += hi;
-      if (hi > lo) {
-        EdgeMemoryTerm term{k, std::vector<double>(acc, acc + n)};
-        for (size_t c = 0; c < n; ++c) term.coef[c] = e.class_costs[c] < kInfiniteCost ? term.coef[c] - lo : 0.0;
-        row.edge_terms.push_back(std::move(term));
-      }
-      if (!running_) std::fill(acc, acc + n, 0.0);
+      if (hi > lo) row.edge_terms.push_back({k, edge_term_coefficients(sz(k), lo)});
+      std::fill(acc, acc + n, 0.0);
       edge_touched_[sz(k)] = 0;
     }
     edge_order_.clear();
   }
 
  private:
+  // Running mode: a group's least and most left-side bytes over its alive
+  // strategies (with static bytes: lo, hi; live only: live_lo, live_hi) and
+  // its term's coefficients, kept until its sums change.
+  struct GroupSummary {
+    double lo = 0, hi = 0, live_lo = 0, live_hi = 0;
+    SharedCoefficients coef;  // built when a row first needs it
+  };
+  struct EdgeSummary {
+    double lo = 0, hi = 0;
+    SharedCoefficients coef;
+  };
+
+  const GroupSummary& group_summary(size_t g) {
+    GroupSummary& sum = group_summary_[g];
+    if (!group_dirty_[g]) return sum;
+    group_dirty_[g] = 0;
+    const double* acc = &acc_[offset_[g]];
+    const double* st = &static_acc_[offset_[g]];
+    double lo = kInfiniteCost, hi = 0, live_lo = kInfiniteCost, live_hi = 0;
+    for (size_t k = 0, n = r_.nodes[g].alive.size(); k < n; ++k) {
+      lo = std::min(lo, acc[k] + st[k]), hi = std::max(hi, acc[k] + st[k]);
+      live_lo = std::min(live_lo, acc[k]), live_hi = std::max(live_hi, acc[k]);
+    }
+    sum = GroupSummary{lo, hi, live_lo, live_hi, nullptr};
+    return sum;
+  }
+  SharedCoefficients group_coefficients(size_t g) {
+    GroupSummary& sum = group_summary_[g];
+    if (!sum.coef) {
+      const double* acc = &acc_[offset_[g]];
+      std::vector<double> coef(acc, acc + r_.nodes[g].alive.size());
+      for (double& c : coef) c -= sum.live_lo;
+      sum.coef = std::make_shared<const std::vector<double>>(std::move(coef));
+    }
+    return sum.coef;
+  }
+  const EdgeSummary& edge_summary(size_t k) {
+    EdgeSummary& sum = edge_summary_[k];
+    if (!edge_dirty_[k]) return sum;
+    edge_dirty_[k] = 0;
+    const ReducedEdge& e = r_.edges[k];
+    const double* acc = &edge_acc_[edge_offset_[k]];
+    double lo = kInfiniteCost, hi = 0;
+    for (size_t c = 0; c < e.class_costs.size(); ++c)
+      if (e.class_costs[c] < kInfiniteCost) lo = std::min(lo, acc[c]), hi = std::max(hi, acc[c]);
+    sum = EdgeSummary{lo, hi, nullptr};
+    return sum;
+  }
+  SharedCoefficients edge_coefficients(size_t k) {
+    EdgeSummary& sum = edge_summary_[k];
+    if (!sum.coef) sum.coef = edge_term_coefficients(k, sum.lo);
+    return sum.coef;
+  }
+  // An edge's accumulated bytes less `lo` (0 on forbidden class pairs).
+  SharedCoefficients edge_term_coefficients(size_t k, double lo) const {
+    const ReducedEdge& e = r_.edges[k];
+    const double* acc = &edge_acc_[edge_offset_[k]];
+    std::vector<double> coef(acc, acc + e.class_costs.size());
+    for (size_t c = 0; c < coef.size(); ++c) coef[c] = e.class_costs[c] < kInfiniteCost ? coef[c] - lo : 0.0;
+    return std::make_shared<const std::vector<double>>(std::move(coef));
+  }
+
   const Problem& p_;
   const ReducedProblem& r_;
   std::vector<size_t> offset_;
@@ -222,6 +287,9 @@ class RowBuilder {
   std::vector<char> static_group_;  // per group: has static bytes (capture_static)
   bool running_ = false;
   std::vector<int32_t> group_live_, edge_live_;  // running mode: live contributions
+  std::vector<char> group_dirty_, edge_dirty_;    // running mode: sums changed since summarised
+  std::vector<GroupSummary> group_summary_;
+  std::vector<EdgeSummary> edge_summary_;
   std::vector<int32_t> on_group_;                     // pair -> index into group_held
   std::vector<std::pair<int32_t, int32_t>> on_edge_;  // pair -> (edge, held index)
 };
@@ -238,12 +306,14 @@ double most_excess(const std::vector<Term>& a, const std::vector<Term>& b, Key k
   for (size_t i = 0, j = 0; (i < a.size() || j < b.size()) && excess <= stop_above;) {
     int32_t ka = i < a.size() ? key(a[i]) : std::numeric_limits<int32_t>::max();
     int32_t kb = j < b.size() ? key(b[j]) : std::numeric_limits<int32_t>::max();
-    const std::vector<double>& ca = ka <= kb ? a[i].coef : kNone;
-    const std::vector<double>& cb = kb <= ka ? b[j].coef : kNone;
-    double most = -kInfiniteCost;
-    for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
-      most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
-    excess += most;
+    const std::vector<double>& ca = ka <= kb ? a[i].coef() : kNone;
+    const std::vector<double>& cb = kb <= ka ? b[j].coef() : kNone;
+    if (&ca != &cb) {  // a shared term adds 0
+      double most = -kInfiniteCost;
+      for (size_t k = 0; k < std::max(ca.size(), cb.size()); ++k)
+        most = std::max(most, (ca.empty() ? 0 : ca[k]) - (cb.empty() ? 0 : cb[k]));
+      excess += most;
+    }
     i += ka <= kb ? 1 : 0;
     j += kb <= ka ? 1 : 0;
   }
@@ -338,11 +408,10 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
     static const std::vector<PairIdx> kNoPairs;
     pairs.step(t < p.live_pairs.size() ? p.live_pairs[t] : kNoPairs,
                [&](PairIdx h, int times) { builder.add_pair_times(h, times); });
-    double max_sum = 0;
-    MemoryRow row = builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum);
     // A row whose worst case fits can never bind.
-    if (options.all_memory_rows || max_sum > p.memory_budget)
-      r.memory_rows.push_back(std::move(row));
+    if (!options.all_memory_rows && builder.running_max_sum() <= p.memory_budget) continue;
+    double max_sum = 0;
+    r.memory_rows.push_back(builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum));
   }
   if (peak_rows) builder.set_running(false);
   drop_implied_rows(r.memory_rows);
@@ -359,14 +428,14 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
 double memory_row_value(const ReducedProblem& r, const MemoryRow& row,
                         const std::vector<int32_t>& choice) {
   double value = row.ilp_constant;
-  for (const MemoryTerm& t : row.terms) value += t.coef[sz(choice[sz(t.group)])];
+  for (const MemoryTerm& t : row.terms) value += t.coef()[sz(choice[sz(t.group)])];
   for (const EdgeMemoryTerm& t : row.edge_terms) {
     const ReducedEdge& e = r.edges[sz(t.edge)];
     auto a = e.u_class[sz(choice[sz(e.u)])], b = e.v_class[sz(choice[sz(e.v)])];
-    value += t.coef[sz(a) * sz(e.v_classes) + sz(b)];
+    value += t.coef()[sz(a) * sz(e.v_classes) + sz(b)];
   }
   if (row.shared_static)
-    for (const MemoryTerm& t : r.static_terms) value += t.coef[sz(choice[sz(t.group)])];
+    for (const MemoryTerm& t : r.static_terms) value += t.coef()[sz(choice[sz(t.group)])];
   return value;
 }
 

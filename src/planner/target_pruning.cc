@@ -1,6 +1,8 @@
 #include "planner/target_pruning.h"
 
 #include <algorithm>
+#include <memory>
+#include <unordered_map>
 #include <cmath>
 #include <numeric>
 
@@ -105,9 +107,16 @@ PrunedProblem prune_to_target(const ReducedProblem& r, const DualBound& dual, do
         else c = kInfiniteCost;
       }
   }
+  // Terms shared between rows stay shared: each vector is picked once.
+  std::unordered_map<const std::vector<double>*, SharedCoefficients> picked;
+  auto pick_term = [&](MemoryTerm& t) {
+    SharedCoefficients& to = picked[t.shared.get()];
+    if (!to) to = std::make_shared<const std::vector<double>>(pick(t.coef(), kept[sz(t.group)]));
+    t.shared = to;
+  };
   for (MemoryRow& row : p.memory_rows)
-    for (MemoryTerm& t : row.terms) t.coef = pick(t.coef, kept[sz(t.group)]);
-  for (MemoryTerm& t : p.static_terms) t.coef = pick(t.coef, kept[sz(t.group)]);
+    for (MemoryTerm& t : row.terms) pick_term(t);
+  for (MemoryTerm& t : p.static_terms) pick_term(t);
   for (HeldOnGroup& h : p.group_held) h.bytes = pick(h.bytes, kept[sz(h.group)]);
   out.to_original = std::move(kept);
   return out;

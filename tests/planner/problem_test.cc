@@ -79,7 +79,7 @@ TEST(Presolve, MemoryRowMovesEachMinimumIntoTheConstant) {
   ASSERT_EQ(r.memory_rows.size(), 2u);
   EXPECT_DOUBLE_EQ(r.memory_rows[0].constant, 50 + 50);
   ASSERT_EQ(r.memory_rows[0].terms.size(), 2u);
-  EXPECT_EQ(r.memory_rows[0].terms[0].coef, (std::vector<double>{50, 0}));
+  EXPECT_EQ(r.memory_rows[0].terms[0].coef(), (std::vector<double>{50, 0}));
 }
 
 }  // namespace

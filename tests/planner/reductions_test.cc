@@ -83,7 +83,7 @@ TEST(SharedStatic, TimeRowsCountStaticBytesThroughOneSum) {
   ReducedProblem r = presolve(with_params(95.5));
   ASSERT_FALSE(r.memory_rows.empty());
   ASSERT_EQ(r.static_terms.size(), 2u);  // w1 and w2: 40 - 10 above their minimum
-  EXPECT_EQ(r.static_terms[0].coef, (std::vector<double>{0, 30}));
+  EXPECT_EQ(r.static_terms[0].coef(), (std::vector<double>{0, 30}));
   const MemoryRow& row = r.memory_rows[0];
   EXPECT_TRUE(row.shared_static);
   ASSERT_EQ(row.terms.size(), 1u);  // only x's live bytes
