@@ -144,7 +144,7 @@ Expected<planner::Solution> solve(const planner::Problem& problem, const Strateg
                                   const PlanOptions& options, SolverReport& report) {
   if (!use_sweeps(options.mesh_solve, sg.mesh)) {
     report.method = "whole";
-    return planner::solve_with_cbc(problem, options.solver);
+    return planner::solve_validated_with_cbc(problem, options.solver);  // make_plan validated it
   }
   report.method = "sweeps";
   planner::MeshDimClasses classes = mesh_dim_classes(sg, rep);

@@ -174,7 +174,7 @@ CbcRun solve_after_relaxation(const ReducedProblem& r, const IlpModel& m, const 
   std::optional<IlpModel> restricted = restrict_around(m, lp, incumbent, incumbent_columns, kept, restricted_start);
   if (!restricted) return run_cbc_reporting(m, o, progress_start, map, start);
   SolverOptions rest = o;
-  if (o.max_nodes > 0) {
+  if (o.max_nodes > 0 && o.root_first) {
     SolverOptions root = o;
     root.max_nodes = 0;
     root.time_limit_s = std::max(o.time_limit_s - seconds_since(begin), 1e-3);

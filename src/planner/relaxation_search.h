@@ -1,9 +1,9 @@
 // After a fractional LP relaxation: an incumbent rounded from it, reduced-cost
 // fixing against that incumbent (reduced_cost_fixing.h), and CBC on the
-// columns left. CBC's root alone (cuts and heuristics, no branching) runs
-// first: when it finds a better incumbent, fixing against that one drops more
-// columns before the search. CBC runs on the whole model when there is no
-// incumbent or reduced-cost fixing is off.
+// columns left. With SolverOptions::root_first, CBC's root alone (cuts and
+// heuristics, no branching) runs first: when it finds a better incumbent,
+// fixing against that one drops more columns before the search. CBC runs on
+// the whole model when there is no incumbent or reduced-cost fixing is off.
 #pragma once
 
 #include <chrono>
