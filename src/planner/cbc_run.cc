@@ -206,7 +206,6 @@ CbcRun run_cbc_reporting(const IlpModel& m, const SolverOptions& o,
   const bool progress = o.progress && !o.verbose;
   Cbc_setLogLevel(cbc, o.verbose || progress ? 1 : 0);
   set_limits(cbc, o);
-  if (!o.cbc_heuristics) Cbc_setParameter(cbc, "heuristicsOnOff", "off");
   for (const auto& [name, value] : o.cbc_parameters)
     Cbc_setParameter(cbc, name.c_str(), value.c_str());
   if (progress) {

@@ -121,13 +121,8 @@ struct SolverOptions {
   // And then solve the whole problem restricted to the strategies that bound
   // leaves (dim_sweep.h), proving the answer optimal when that completes.
   bool prove_sweeps = false;
-  // CBC's primal heuristics (dives, RINS and the like). Off in the mesh-dim
-  // sweeps' steps, which start from the incumbent (dim_sweep.h). On whole
-  // solves they find what reduced-cost fixing needs: off,
-  // llama3-debugmodel 4 at its tight budget stopped at the 500-node limit
-  // 1% above the optimum that a dive finds at the root.
-  bool cbc_heuristics = true;
   // After a fractional relaxation, CBC's root alone first (relaxation_search.h).
+  // Off in the mesh-dim sweeps' steps, which start from the incumbent.
   bool root_first = true;
   // Extra CBC command-line parameters, e.g. {"cuts", "off"} (as "-cuts off").
   std::vector<std::pair<std::string, std::string>> cbc_parameters;
