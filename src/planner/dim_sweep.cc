@@ -151,9 +151,10 @@ class Sweeper {
     o.target_pruning = false;
     // And CBC's root-only first run, which looks for a better incumbent to
     // fix against, repeats CBC's root for little (llama3-405b 8x8x8, one run
-    // each: 20.6 s with it, 19.5 s without). CBC's primal heuristics stay:
-    // without them llama3-8b --layers 4 on 4x4x4 at 3.24 GB ran to the 60 s
-    // limit at 41.178 ms instead of a local optimum of 40.931 ms in 13 s.
+    // each, heuristics off: 20.6 s with it, 19.5 s without). CBC's primal
+    // heuristics stay: without them llama3-8b --layers 4 on 4x4x4 at 3.24 GB
+    // ran to the 60 s limit at 41.178 ms instead of a local optimum of
+    // 40.931 ms in 13 s.
     o.root_first = false;
     if (options_.progress) {
       o.progress = [this, &n](const SolveProgress& p) {
