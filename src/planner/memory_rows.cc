@@ -113,10 +113,8 @@ class RowBuilder {
   void capture_static(ReducedProblem& r) {
     add_static();
     static_acc_ = acc_;
-    static_groups_ = order_;
-    std::sort(static_groups_.begin(), static_groups_.end());
     static_group_.assign(r_.nodes.size(), 0);
-    for (GroupIdx g : static_groups_) static_group_[sz(g)] = 1;
+    for (GroupIdx g : order_) static_group_[sz(g)] = 1;
     double max_sum = 0;
     MemoryRow all = finish(-1, kNoBudget, max_sum);
     static_constant_ = all.constant;
@@ -124,17 +122,15 @@ class RowBuilder {
   }
 
   // A time row over the live bytes added so far plus the captured static
-  // bytes (running mode); constant and max_sum are those of the full left
-  // side. A group or edge whose sums did not change since the last row gives
-  // the same term, shared with that row.
-  MemoryRow finish_shared(TimeIdx point, double budget, double& max_sum) {
+  // bytes (running mode); its constant is that of the full left side (whose
+  // most is running_max_sum). A group or edge whose sums did not change since
+  // the last row gives the same term, shared with that row.
+  MemoryRow finish_shared(TimeIdx point, double budget) {
     MemoryRow row{point, false, budget, 0.0, {}, {}, true, static_constant_};
-    max_sum = 0;
     for (size_t g = 0; g < r_.nodes.size(); ++g) {
       if (group_live_[g] <= 0 && !static_group_[g]) continue;
       const GroupSummary& sum = group_summary(g);
       row.constant += sum.lo;
-      max_sum += sum.hi;
       row.ilp_constant += sum.live_lo;
       if (sum.live_hi > sum.live_lo) row.terms.push_back({static_cast<GroupIdx>(g), group_coefficients(g)});
     }
@@ -143,15 +139,13 @@ class RowBuilder {
       const EdgeSummary& sum = edge_summary(k);
       row.constant += sum.lo;
       row.ilp_constant += sum.lo;
-      max_sum += sum.hi;
       if (sum.hi > sum.lo) row.edge_terms.push_back({static_cast<int32_t>(k), edge_coefficients(k)});
     }
     return row;
   }
 
-  // Running mode: the most the next finish_shared row's left side can reach
-  // (its max_sum, summed in the same order, so the same double), without
-  // building the row: a row that cannot bind is never built.
+  // Running mode: the most the next finish_shared row's left side can reach,
+  // without building the row: a row that cannot bind is never built.
   double running_max_sum() {
     double max_sum = 0;
     for (size_t g = 0; g < r_.nodes.size(); ++g)
@@ -278,7 +272,6 @@ class RowBuilder {
   std::vector<char> touched_;
   std::vector<GroupIdx> order_;
   std::vector<double> static_acc_;
-  std::vector<GroupIdx> static_groups_;
   double static_constant_ = 0;
   std::vector<size_t> edge_offset_;
   std::vector<double> edge_acc_;
@@ -410,8 +403,7 @@ void build_memory_rows(const Problem& p, ReducedProblem& r, const PresolveOption
                [&](PairIdx h, int times) { builder.add_pair_times(h, times); });
     // A row whose worst case fits can never bind.
     if (!options.all_memory_rows && builder.running_max_sum() <= p.memory_budget) continue;
-    double max_sum = 0;
-    r.memory_rows.push_back(builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget, max_sum));
+    r.memory_rows.push_back(builder.finish_shared(static_cast<TimeIdx>(t), p.memory_budget));
   }
   if (peak_rows) builder.set_running(false);
   drop_implied_rows(r.memory_rows);

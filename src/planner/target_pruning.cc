@@ -1,10 +1,10 @@
 #include "planner/target_pruning.h"
 
 #include <algorithm>
-#include <memory>
-#include <unordered_map>
 #include <cmath>
+#include <memory>
 #include <numeric>
+#include <unordered_map>
 
 namespace autopar::planner {
 namespace {
