@@ -53,6 +53,9 @@ struct PlanOptions {
   bool share_layers = true;
   // The first and last layers keep their own variables (layer_repeats.h).
   bool own_end_layers = false;
+  // After a whole solve with shared layers: prove the plan optimal for the
+  // unshared problem, or find the cheaper unshared plan (sharing_proof.h).
+  bool prove_sharing = false;
   // Views / unary pointwise ops follow their producer (followers.h). Off by
   // default: faster, but not exact (llama3-8b 8x8: +2.3% step time).
   bool fold_followers = false;
@@ -127,6 +130,24 @@ struct PlannedRedistribution {
   RedistPlan plan;
 };
 
+// What PlanOptions::prove_sharing found (sharing_proof.h).
+struct SharingProof {
+  // "exact": no unshared plan is cheaper; "improved": a cheaper unshared plan
+  // fits and replaced the shared one (it is the unshared optimum);
+  // "cheaper plan over budget": the unshared problem without memory rows has
+  // a cheaper plan that does not fit, so the optimum lies between;
+  // "not proven": pruning left too much or a limit stopped the proof;
+  // "not run: <why>": it does not apply (no shared layers, mesh-dim sweeps,
+  // recomputation, folded followers).
+  std::string verdict;
+  double shared_objective = 0;  // seconds, the plan the shared problem gave
+  double bound = 0;             // seconds, a lower bound on every unshared plan
+  double unshared_objective = 0;  // seconds, the cheapest unshared plan found (memory aside)
+  int64_t variables = 0;        // of the unshared ILP
+  int64_t variables_left = 0;   // after pruning to the shared plan's cost
+  double seconds = 0;
+};
+
 struct SolverReport {
   std::string status;  // planner::status_text: "optimal", "feasible (node limit)", ...
   planner::StopReason stopped_by = planner::StopReason::kCompleted;
@@ -156,6 +177,7 @@ struct SolverReport {
   std::vector<planner::SweepStep> sweep_steps;  // with "sweeps", in order
   std::optional<planner::RelaxationBound> sweep_bound;  // with "sweeps" (dim_sweep.h)
   std::optional<planner::SweepProof> sweep_proof;
+  std::optional<SharingProof> sharing_proof;  // with PlanOptions::prove_sharing
   planner::SolveStats stats;
   std::string message;
 };

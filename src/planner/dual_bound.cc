@@ -216,8 +216,10 @@ void offer_choice(const ReducedProblem& r, const Ascent& ascent, DualBound& out,
 
 }  // namespace
 
-DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, double relative_tolerance) {
+DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, double relative_tolerance,
+                              const EdgeMultipliers* start) {
   Ascent ascent(r);
+  if (start != nullptr) ascent.restore({start->u, start->v});
   DualBound out;
   // slack() reads the potentials bound() recomputed last.
   ascend(ascent, r.edges.size(), max_sweeps, relative_tolerance, out);
@@ -225,6 +227,8 @@ DualBound pairwise_dual_bound(const ReducedProblem& r, int32_t max_sweeps, doubl
   out.edge_slack = ascent.edge_slack();
   double kept_cost = kInf;
   offer_choice(r, ascent, out, kept_cost);
+  auto [u, v] = ascent.multipliers();
+  out.multipliers = {std::move(u), std::move(v)};
   return out;
 }
 

@@ -28,6 +28,12 @@
 
 namespace autopar::planner {
 
+// The multipliers l_eu, l_ev of every edge, per class of its ends
+// (ReducedEdge::u_class / v_class): where an ascent stopped, or a start for one.
+struct EdgeMultipliers {
+  std::vector<std::vector<double>> u, v;  // per edge, per class
+};
+
 struct DualBound {
   double bound = 0;       // seconds, constant_cost included
   int32_t sweeps = 0;     // over all edges, forward then backward
@@ -46,12 +52,16 @@ struct DualBound {
   // that uses no forbidden pair and meets every memory row: an incumbent.
   // Empty when none did.
   std::vector<int32_t> fitting_choice;
+  // pairwise_dual_bound: the multipliers of `bound`.
+  EdgeMultipliers multipliers;
 };
 
 // Sweeps until one raises D by at most relative_tolerance * |D|, or
 // max_sweeps (a work limit, so the bound is the same on any machine load).
+// `start`: multipliers to begin from instead of zeros (any are valid; sized
+// as the problem's edges and classes).
 DualBound pairwise_dual_bound(const ReducedProblem& reduced, int32_t max_sweeps = 500,
-                              double relative_tolerance = 1e-9);
+                              double relative_tolerance = 1e-9, const EdgeMultipliers* start = nullptr);
 
 // The memory rows kept, by Lagrangian relaxation. Each row t (value_t(x) <=
 // budget_t) gets a price mu_t >= 0, seconds a byte, and its bytes join the

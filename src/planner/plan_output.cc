@@ -1,5 +1,7 @@
 #include "planner/plan_output.h"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -199,6 +201,17 @@ Json solver_json(const Plan& plan, bool timings) {
       if (timings) q["time_s"] = r.sweep_proof->seconds;
       j["sweep_proof"] = std::move(q);
     }
+  }
+  if (r.sharing_proof) {
+    const SharingProof& p = *r.sharing_proof;
+    Json q = {{"verdict", p.verdict},
+              {"shared_objective", p.shared_objective},
+              {"bound", std::isfinite(p.bound) ? Json(p.bound) : Json(nullptr)},
+              {"unshared_objective", p.unshared_objective},
+              {"variables", p.variables},
+              {"variables_left", p.variables_left}};
+    if (timings) q["time_s"] = p.seconds;
+    j["sharing_proof"] = std::move(q);
   }
   if (timings) {
     j["time_s"] = r.time_s;

@@ -74,6 +74,30 @@ std::string generic_ops_lines(const PlanSummary& s) {
   return out;
 }
 
+// The --prove-sharing verdict (sharing_proof.h) in one line.
+std::string sharing_proof_line(const SharingProof& p) {
+  const std::string left =
+      p.variables_left > 0 ? fmt::format("{} of {} unshared variables left by pruning, {:.2f} s",
+                                         p.variables_left, p.variables, p.seconds)
+                           : fmt::format("{:.2f} s", p.seconds);
+  if (p.verdict == "exact")
+    return fmt::format("  sharing proof  exact: no unshared plan costs less (unshared optimum, memory aside, "
+                       "{}; {})\n", ms(p.unshared_objective), left);
+  if (p.verdict == "improved")
+    return fmt::format("  sharing proof  improved: the unshared optimum {} fits and replaced the shared plan's {} "
+                       "({})\n", ms(p.unshared_objective), ms(p.shared_objective), left);
+  if (p.verdict == "cheaper plan over budget")
+    return fmt::format("  sharing proof  open: an unshared plan at {} is cheaper but over the memory budget; the "
+                       "unshared optimum lies in [{}, {}] ({}; --no-share-layers solves it)\n",
+                       ms(p.unshared_objective), ms(p.bound), ms(p.shared_objective), left);
+  if (p.verdict.starts_with("not run"))
+    return fmt::format("  sharing proof  {}\n", p.verdict);
+  if (std::isfinite(p.bound) && p.bound > 0)
+    return fmt::format("  sharing proof  not proven: every unshared plan costs at least {}, {:.3g}% below the shared "
+                       "plan ({})\n", ms(p.bound), 100 * (p.shared_objective - p.bound) / p.shared_objective, left);
+  return fmt::format("  sharing proof  not proven within the solver's limits ({})\n", left);
+}
+
 }  // namespace
 
 std::string plan_to_summary(const Graph& graph, const Plan& plan) {
@@ -148,6 +172,7 @@ std::string plan_to_summary(const Graph& graph, const Plan& plan) {
                      "{} followers folded\n",
                      r.graph_nodes, r.stats.reduced_nodes, r.unreduced_edges, r.stats.reduced_edges,
                      r.shared_layers, r.folded_followers);
+  if (r.sharing_proof) out += sharing_proof_line(*r.sharing_proof);
   out += fmt::format("  ILP size       {} variables, {} constraints before any reduction\n",
                      r.unreduced_variables, r.unreduced_constraints);
   if (r.activation_grad_pairs > 0) {

@@ -48,6 +48,41 @@ TEST(AutoPlan, SharingLayerVariablesKeepsTheOptimum) {
   EXPECT_NEAR(c.summary.step_time_s, d.summary.step_time_s, 1e-9 * d.summary.step_time_s);
 }
 
+// --prove-sharing (sharing_proof.h): on these small configs sharing is
+// exact, which the unshared solve confirms; the proof must say so and name
+// the unshared optimum, and leave the plan as it was.
+TEST(AutoPlan, SharingProofConfirmsTheUnsharedOptimum) {
+  Graph g = model("llama3-debugmodel", 3, 4, 16);
+  for (const std::vector<int64_t>& mesh : {std::vector<int64_t>{2}, std::vector<int64_t>{2, 2}}) {
+    PlanOptions shared = options(mesh);
+    PlanOptions unshared = shared;
+    unshared.share_layers = false;
+    PlanOptions proven = shared;
+    proven.prove_sharing = true;
+    proven.solver.target_pruning_min_pairs = 0;  // the proof's pruning path, as on large models
+    Plan a = plan_or_die(g, shared);
+    Plan b = plan_or_die(g, unshared);
+    Plan c = plan_or_die(g, proven);
+    EXPECT_FALSE(a.solver.sharing_proof.has_value());
+    ASSERT_TRUE(c.solver.sharing_proof.has_value());
+    const SharingProof& proof = *c.solver.sharing_proof;
+    EXPECT_EQ(proof.verdict, "exact");
+    EXPECT_NEAR(proof.unshared_objective, b.solver.objective, 1e-9 * b.solver.objective);
+    EXPECT_LE(proof.bound, b.solver.objective * (1 + 1e-9));
+    EXPECT_NEAR(proof.shared_objective, a.solver.objective, 1e-12);
+    EXPECT_EQ(c.choice, a.choice);
+    EXPECT_GT(proof.variables, a.solver.stats.variables);
+  }
+  // Nothing shared, nothing to prove: said so, the plan as without the flag.
+  Graph mlp = model("mlp", 2, 0, 0);
+  PlanOptions o = options({2});
+  o.prove_sharing = true;
+  Plan p = plan_or_die(mlp, o);
+  ASSERT_TRUE(p.solver.sharing_proof.has_value());
+  EXPECT_EQ(p.solver.sharing_proof->verdict, "not run: no layers were shared");
+  EXPECT_EQ(p.choice, plan_or_die(mlp, options({2})).choice);
+}
+
 // Folding is a restriction (followers.h): these small configs check that it
 // costs nothing where the unfolded ILP is solvable to optimality quickly.
 TEST(AutoPlan, FoldingFollowersKeepsTheOptimumOnSmallConfigs) {

@@ -39,6 +39,7 @@ struct PlanCliOptions {
   std::string dump_ilp;
   bool no_share_layers = false;
   bool own_end_layers = false;
+  bool prove_sharing = false;
   bool even_only = false;
   bool quiet = false;  // --quiet: no solver progress line on a terminal
   bool fold_followers = false;
