@@ -26,6 +26,24 @@ TEST(PlanCommand, WithoutAGraphSourceItPlansLlama3_8b) {
   EXPECT_EQ(plan["mesh"]["shape"], Json::array({2}));
 }
 
+// --prove-sharing: the JSON's solver.sharing_proof and the summary's line;
+// it excludes --no-share-layers (nothing shared, nothing to prove).
+TEST(PlanCommand, ProveSharingReportsItsVerdict) {
+  Json plan = plan_json("--model llama3-debugmodel --mesh 2x2 --prove-sharing");
+  ASSERT_TRUE(plan["solver"].contains("sharing_proof"));
+  const Json& proof = plan["solver"]["sharing_proof"];
+  EXPECT_EQ(proof["verdict"], "exact");
+  EXPECT_NEAR(proof["unshared_objective"].get<double>(), plan["solver"]["objective"].get<double>(),
+              1e-9 * plan["solver"]["objective"].get<double>());
+  EXPECT_FALSE(proof.contains("time_s"));  // only with --timings: the JSON diffs byte for byte
+  EXPECT_FALSE(plan_json("--model llama3-debugmodel --mesh 2x2")["solver"].contains("sharing_proof"));
+  testing::CliResult summary = run_autopar("plan --quiet --model llama3-debugmodel --mesh 2x2 --prove-sharing");
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("sharing proof  exact"), std::string::npos) << summary.out;
+  testing::CliResult both = run_autopar("plan --quiet --model llama3-debugmodel --prove-sharing --no-share-layers");
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+}
+
 // --pipeline: the model built for one microbatch (batch 8 / 4), two stages
 // along d0, each sharded on d1; the JSON gains its pipeline section.
 TEST(PlanCommand, PipelinePlansStagesAlongDimZeroAndShardsTheRest) {
