@@ -350,18 +350,8 @@ Expected<Plan> make_plan(const Graph& graph, const PlanOptions& options) {
     evaluate_plan(graph, plan);
     double excess = plan.summary.memory.peak - plan.summary.memory_budget;
     if (excess <= 0 || round == kCommBufferRounds) {
-      if (options.prove_sharing) {
-        std::string_view why_not = plan.solver.shared_layers == 0      ? "no layers were shared"
-                                   : plan.solver.method != "whole"      ? "mesh-dim sweeps answer a local optimum"
-                                   : recompute.doubled_count() > 0     ? "not with recomputation"
-                                   : options.fold_followers            ? "not with folded followers"
-                                                                        : "";
-        if (why_not.empty()) {
-          prove_sharing(graph, built.problem, *allowed, cache, build_options, options.solver, *solution, plan);
-        } else {
-          plan.solver.sharing_proof = SharingProof{.verdict = fmt::format("not run: {}", why_not)};
-        }
-      }
+      if (options.prove_sharing)
+        prove_sharing(graph, built.problem, *allowed, cache, build_options, options.solver, *solution, plan);
       return plan;
     }
     previous = plan.choice;

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "planner/cbc_solver.h"
 #include "planner/dual_bound.h"
@@ -35,46 +38,61 @@ std::function<planner::EdgeMultipliers(const planner::ReducedProblem&)> tied_sta
   };
 }
 
+// Why the proof does not apply to this plan, or empty.
+std::string_view why_not_proven(const Plan& plan) {
+  if (plan.solver.shared_layers == 0) return "no layers were shared";
+  if (plan.solver.method != "whole") return "mesh-dim sweeps answer a local optimum";
+  if (!plan.recompute.empty()) return "not with recomputation";
+  if (plan.solver.folded_followers > 0) return "not with folded followers";
+  return {};
+}
+
+// The untied problem without memory rows, solved from the shared answer.
+Expected<planner::Solution> solve_untied(const Graph& graph, const planner::Problem& tied,
+                                         const std::vector<std::vector<StrategyIdx>>& allowed,
+                                         RedistributionCache& cache, const ProblemBuildOptions& build_options,
+                                         const planner::SolverOptions& solver, const planner::Solution& shared,
+                                         const StrategyGraph& strategies) {
+  const std::vector<NodeId> untie = untied_representatives(graph);
+  const RecomputeChoices none(graph, strategies, untie, RecomputeMode::kNone);
+  ProblemBuildOptions untied_options = build_options;
+  untied_options.memory_budget = planner::kNoBudget;  // the relaxation: rows aside
+  untied_options.recompute = &none;
+  const BuiltProblem untied = build_problem(graph, strategies, untie, allowed, cache, untied_options);
+  planner::SolverOptions options = solver;
+  options.dual_start = tied_start(tied);
+  options.whole_size_stats = false;
+  options.whole_after_pruning = false;  // the unshared problem whole is what sharing avoids
+  return planner::solve_with_cbc(untied.problem, options, shared.assignment);
+}
+
 }  // namespace
 
 void prove_sharing(const Graph& graph, const planner::Problem& tied,
                    const std::vector<std::vector<StrategyIdx>>& allowed, RedistributionCache& cache,
                    const ProblemBuildOptions& build_options, const planner::SolverOptions& solver,
                    const planner::Solution& shared, Plan& plan) {
-  const auto start = std::chrono::steady_clock::now();
-  SharingProof proof;
-  proof.shared_objective = shared.objective;
-  const std::vector<NodeId> untie = untied_representatives(graph);
-  const RecomputeChoices none(graph, plan.strategies, untie, RecomputeMode::kNone);
-  ProblemBuildOptions untied_options = build_options;
-  untied_options.memory_budget = planner::kNoBudget;  // the relaxation: rows aside
-  untied_options.recompute = &none;
-  const BuiltProblem untied = build_problem(graph, plan.strategies, untie, allowed, cache, untied_options);
-  planner::SolverOptions options = solver;
-  options.dual_start = tied_start(tied);
-  options.whole_size_stats = false;
-  options.whole_after_pruning = false;  // the unshared problem whole is what sharing avoids
-  Expected<planner::Solution> answer = planner::solve_with_cbc(untied.problem, options, shared.assignment);
-  proof.seconds = seconds_since(start);
-  if (!answer || answer->assignment.empty() || answer->status != planner::SolveStatus::kOptimal) {
-    proof.verdict = "not proven";
-    if (answer) {
-      proof.bound = answer->best_bound;
-      proof.unshared_objective = answer->assignment.empty() ? shared.objective : answer->objective;
-      proof.variables = answer->stats.variables;
-      proof.variables_left = answer->stats.pruned_variables;
-    }
-    plan.solver.sharing_proof = proof;
+  SharingProof& proof = plan.solver.sharing_proof.emplace();
+  if (std::string_view why = why_not_proven(plan); !why.empty()) {
+    proof.verdict = fmt::format("not run: {}", why);
     return;
   }
+  const auto start = std::chrono::steady_clock::now();
+  proof.shared_objective = shared.objective;
+  proof.unshared_objective = shared.objective;
+  Expected<planner::Solution> answer =
+      solve_untied(graph, tied, allowed, cache, build_options, solver, shared, plan.strategies);
+  proof.seconds = seconds_since(start);
+  proof.verdict = "not proven";
+  if (!answer) return;
   proof.bound = answer->best_bound;
-  proof.unshared_objective = answer->objective;
   proof.variables = answer->stats.variables;
   proof.variables_left = answer->stats.pruned_variables;
-  const double tolerance = 1e-9 * std::abs(shared.objective) + 1e-15;
-  if (answer->objective >= shared.objective - tolerance) {
+  if (answer->assignment.empty()) return;
+  proof.unshared_objective = answer->objective;
+  if (answer->status != planner::SolveStatus::kOptimal) return;
+  if (answer->objective >= shared.objective - (1e-9 * std::abs(shared.objective) + 1e-15)) {
     proof.verdict = "exact";
-    plan.solver.sharing_proof = proof;
     return;
   }
   // A cheaper untied plan: the untied optimum when it fits.
@@ -83,7 +101,6 @@ void prove_sharing(const Graph& graph, const planner::Problem& tied,
   evaluate_plan(graph, trial);
   if (!trial.summary.fits) {
     proof.verdict = "cheaper plan over budget";
-    plan.solver.sharing_proof = proof;
     return;
   }
   proof.verdict = "improved";
@@ -91,7 +108,6 @@ void prove_sharing(const Graph& graph, const planner::Problem& tied,
   plan.solver.objective = answer->objective;
   plan.solver.best_bound = answer->objective;
   plan.solver.gap = 0;
-  plan.solver.sharing_proof = proof;
 }
 
 }  // namespace autopar

@@ -28,8 +28,9 @@ namespace autopar {
 
 // `tied`: the problem `shared` solved (built with `build_options` and the
 // layer-sharing representatives); `plan`: its decoded plan, which gets
-// solver.sharing_proof and, when a cheaper untied plan fits, that plan.
-// Needs a plan without recomputation or folded followers.
+// solver.sharing_proof and, when a cheaper untied plan fits, that plan. A
+// plan with no shared layers, from mesh-dim sweeps, with recomputation or
+// with folded followers gets the verdict "not run: <why>".
 void prove_sharing(const Graph& graph, const planner::Problem& tied,
                    const std::vector<std::vector<StrategyIdx>>& allowed, RedistributionCache& cache,
                    const ProblemBuildOptions& build_options, const planner::SolverOptions& solver,
